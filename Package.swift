@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One settings array for every Swift target, so the language mode and warnings stay uniform.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "payhook",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "payhook", targets: ["payhook"]),
+    ],
+    targets: [
+        // C libraries from Debian, bridged by a module map and a small shim header each.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Domain values, no I/O.
+        .target(name: "PayhookCore", swiftSettings: swiftSettings),
+        // Infrastructure: each imports exactly one C library.
+        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCore"], swiftSettings: swiftSettings),
+        .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
+        .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "PayhookCore"], swiftSettings: swiftSettings),
+        // Provider knowledge: signatures, payloads, mappings.
+        .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto"], swiftSettings: swiftSettings),
+        // Composition root.
+        .target(name: "PayhookApp",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
+                swiftSettings: swiftSettings,
+                plugins: ["EmbedMigrationsPlugin"]),
+        .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
+        .plugin(name: "EmbedMigrationsPlugin", capability: .buildTool(), dependencies: ["EmbedMigrations"]),
+        .executableTarget(name: "payhook", dependencies: ["PayhookApp"], swiftSettings: swiftSettings),
+
+        .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
+                    resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders"],
+                    resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,1 @@
+public func migrationsProbe() -> [String] { EmbeddedMigrations.files.map { $0.name + ":" + $0.sql } }

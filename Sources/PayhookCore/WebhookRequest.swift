@@ -1,0 +1,55 @@
+import Foundation
+
+/// One webhook delivery exactly as it arrived, before anything is trusted.
+///
+/// Signatures cover raw bytes, so the body and the query string are kept byte for byte;
+/// header names are lowercased once here so that lookups are case-insensitive everywhere.
+public struct WebhookRequest: Sendable {
+    public let provider: ProviderID
+    /// Merchant account from `/webhooks/{provider}/{account}`; `nil` for the default account.
+    public let account: String?
+    /// The query string as sent, without the leading `?`, still percent-encoded.
+    public let rawQuery: String
+    /// Header pairs in arrival order, names lowercased.
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+    public let remoteAddress: String
+    public let receivedAt: Date
+
+    public init(
+        provider: ProviderID, account: String?, rawQuery: String,
+        headers: [(name: String, value: String)], body: [UInt8],
+        remoteAddress: String, receivedAt: Date
+    ) {
+        self.provider = provider
+        self.account = account
+        self.rawQuery = rawQuery
+        self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.receivedAt = receivedAt
+    }
+
+    /// The first value of a header, matched case-insensitively.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name == wanted }?.value
+    }
+
+    /// The first value of a query parameter, percent-decoded (`+` is a space, as in forms).
+    public func queryParameter(_ name: String) -> String? {
+        for pair in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = Self.percentDecode(String(parts[0]))
+            if key == name {
+                return parts.count > 1 ? Self.percentDecode(String(parts[1])) : ""
+            }
+        }
+        return nil
+    }
+
+    static func percentDecode(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}

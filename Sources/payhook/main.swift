@@ -1,0 +1,2 @@
+import PayhookApp
+print(migrationsProbe())

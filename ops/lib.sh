@@ -1,0 +1,74 @@
+# Shared by ops/ scripts: package installation and a throwaway PostgreSQL cluster.
+# Sourced, not executed.
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+PAYHOOK_PG_PORT=${PAYHOOK_PG_PORT:-54329}
+PAYHOOK_PG_DIR=${PAYHOOK_PG_DIR:-/tmp/payhook-pg-$PAYHOOK_PG_PORT}
+
+log() { printf 'ops: %s\n' "$*" >&2; }
+
+# Installs the Debian packages payhook builds and tests with, only when something is missing.
+# Machines start without apt's package lists, so `apt-get update` runs once first.
+ensure_packages() {
+    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev postgresql-15 postgresql-contrib wrk python3)
+    local missing=()
+    for p in "${wanted[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# PostgreSQL refuses to run as root; when we are root, the cluster runs as the `postgres` user
+# that the Debian package creates (or `payhook-pg`, created here, if that is absent).
+pg_owner() {
+    if [ "$(id -u)" -ne 0 ]; then id -un; return; fi
+    if id postgres >/dev/null 2>&1; then echo postgres; return; fi
+    id payhook-pg >/dev/null 2>&1 || useradd --system --no-create-home payhook-pg
+    echo payhook-pg
+}
+
+as_pg_owner() {
+    local owner; owner=$(pg_owner)
+    if [ "$(id -u)" -eq 0 ]; then runuser -u "$owner" -- "$@"; else "$@"; fi
+}
+
+pg_database_url() {
+    echo "postgresql:///payhook?host=$PAYHOOK_PG_DIR/run&port=$PAYHOOK_PG_PORT&user=$(pg_owner)"
+}
+
+# Creates (once) and starts a cluster on a Unix socket under $PAYHOOK_PG_DIR; idempotent.
+pg_start() {
+    local owner; owner=$(pg_owner)
+    if [ ! -f "$PAYHOOK_PG_DIR/data/PG_VERSION" ]; then
+        mkdir -p "$PAYHOOK_PG_DIR/data" "$PAYHOOK_PG_DIR/run"
+        [ "$(id -u)" -eq 0 ] && chown -R "$owner" "$PAYHOOK_PG_DIR"
+        chmod 700 "$PAYHOOK_PG_DIR/data"
+        as_pg_owner "$PG_BIN/initdb" -D "$PAYHOOK_PG_DIR/data" -U "$owner" --auth=trust \
+            --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+        cat >> "$PAYHOOK_PG_DIR/data/postgresql.conf" <<CONF
+listen_addresses = ''
+unix_socket_directories = '$PAYHOOK_PG_DIR/run'
+port = $PAYHOOK_PG_PORT
+max_connections = 200
+shared_buffers = 512MB
+fsync = on
+synchronous_commit = on
+CONF
+    fi
+    if ! as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" status >/dev/null 2>&1; then
+        as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" -l "$PAYHOOK_PG_DIR/server.log" -w -t 60 start >/dev/null
+    fi
+    as_pg_owner "$PG_BIN/psql" -h "$PAYHOOK_PG_DIR/run" -p "$PAYHOOK_PG_PORT" -d postgres -qAt \
+        -c "SELECT 1 FROM pg_database WHERE datname='payhook'" | grep -q 1 ||
+        as_pg_owner "$PG_BIN/createdb" -h "$PAYHOOK_PG_DIR/run" -p "$PAYHOOK_PG_PORT" payhook
+}
+
+pg_stop() {
+    [ -d "$PAYHOOK_PG_DIR/data" ] || return 0
+    as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+}
