@@ -5,8 +5,4 @@ enum HMACHex {
     static func sign(_ key: [UInt8], _ message: String) -> String {
         Hex.encode(HMAC.authenticationCode(key: key, message: Array(message.utf8)))
     }
-
-    static func sha256Hex(_ text: String) -> String {
-        Hex.encode(Digest.hash(.sha256, Array(text.utf8)))
-    }
 }
