@@ -19,16 +19,19 @@ public struct EncodingError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// Which encoding was being decoded (`hex` or `base64`).
     public let encoding: String
+    /// What is wrong.
     public let code: Code
     /// Offset, in UTF-8 bytes, of the first offending character, when one can be named.
     public let offset: Int?
 
+    /// Creates an error; `offset` is a position, never content.
     public init(encoding: String, code: Code, offset: Int? = nil) {
         self.encoding = encoding
         self.code = code
         self.offset = offset
     }
 
+    /// For example `invalid hex: invalid_character at offset 5`.
     public var description: String {
         if let offset {
             return "invalid \(encoding): \(code.rawValue) at offset \(offset)"

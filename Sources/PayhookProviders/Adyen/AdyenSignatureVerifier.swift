@@ -23,6 +23,8 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
         self.hmacKeys = hmacKeys
     }
 
+    /// Checks every item of a standard webhook, or the `HmacSignature` header otherwise.
+    /// `now` is unused: Adyen signs no timestamp.
     public func verify(_ request: WebhookRequest, now: Date) -> VerificationResult {
         let body = JSONValue.parse(request.body)
         if let items = body?["notificationItems"] {

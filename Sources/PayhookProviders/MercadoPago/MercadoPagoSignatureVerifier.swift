@@ -33,6 +33,10 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
         self.stalePolicy = stalePolicy
     }
 
+    /// Checks `x-signature` against the manifest, then the freshness of `ts`.
+    ///
+    /// The signature is checked first so that `stale_timestamp` only ever describes genuine
+    /// (if old) deliveries, which is what the metric is for.
     public func verify(_ request: WebhookRequest, now: Date) -> VerificationResult {
         guard let header = request.nonEmptyHeader("x-signature") else { return .rejected(.missingSignature) }
         guard let signature = MercadoPagoSignatureHeader.parse(header),

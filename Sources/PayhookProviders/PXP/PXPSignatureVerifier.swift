@@ -23,6 +23,11 @@ public struct PXPSignatureVerifier: WebhookVerifier {
     /// Headers stored with an accepted delivery.
     static let keptHeaderNames = ["x-request-id", "x-signature-timestamp", "x-signature"]
 
+    /// - Parameters:
+    ///   - keys: webhook keys, current first (parse with the configured ``KeyEncoding``).
+    ///   - algorithm: the HMAC hash; UNCONFIRMED, SHA-256 assumed.
+    ///   - tolerance: allowed clock distance of the timestamp.
+    ///   - stalePolicy: what to do with a verified delivery whose timestamp is outside `tolerance`.
     public init(
         keys: KeyRing, algorithm: HashAlgorithm = .sha256,
         tolerance: Duration = .seconds(300), stalePolicy: StaleTimestampPolicy = .reject
@@ -33,6 +38,7 @@ public struct PXPSignatureVerifier: WebhookVerifier {
         self.stalePolicy = stalePolicy
     }
 
+    /// Checks `X-Signature`, then the freshness of `X-Signature-Timestamp`.
     public func verify(_ request: WebhookRequest, now: Date) -> VerificationResult {
         // All three headers are part of the signature; without any one of them there is
         // nothing that can be checked, which is a missing signature rather than a bad one.

@@ -17,6 +17,7 @@ public struct KeyRing: Sendable {
 }
 
 extension KeyRing: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `KeyRing(n keys)`; never the key material.
     public var description: String { "KeyRing(\(keys.count) key\(keys.count == 1 ? "" : "s"))" }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["count": keys.count]) }
@@ -27,8 +28,11 @@ extension KeyRing: CustomStringConvertible, CustomDebugStringConvertible, Custom
 /// Mercado Pago secrets are used as UTF-8 text, Adyen HMAC keys are hex, PXP is UNCONFIRMED
 /// (UTF-8 assumed), so the encoding is part of configuration.
 public enum KeyEncoding: String, Sendable {
+    /// The configured text's UTF-8 bytes (Mercado Pago, PXP by assumption).
     case utf8
+    /// Hex digits, either case (Adyen).
     case hex
+    /// Standard padded base64.
     case base64
 }
 
@@ -44,6 +48,7 @@ public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible 
         case invalidEncoding = "invalid_encoding"
     }
 
+    /// What is wrong.
     public let code: Code
     /// 1-based position of the offending entry, when there is one.
     public let position: Int?
@@ -52,6 +57,7 @@ public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The encoding that was expected.
     public let encoding: KeyEncoding
 
+    /// A message fit for logs and CLI output: position and encoding only.
     public var description: String {
         switch code {
         case .empty:
