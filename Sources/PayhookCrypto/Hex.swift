@@ -1,0 +1,49 @@
+/// Base-16 text, as used by Mercado Pago signatures and Adyen HMAC keys.
+public enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Encodes `bytes` as lowercase hex, two characters per byte.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Decodes hex text; upper- and lowercase digits are both accepted.
+    ///
+    /// No whitespace, prefix (`0x`) or separators are allowed: callers trim first.
+    /// - Throws: ``EncodingError`` with `oddLength` or `invalidCharacter` (and its offset).
+    public static func decode(_ text: String) throws(EncodingError) -> [UInt8] {
+        let characters = Array(text.utf8)
+        guard characters.count % 2 == 0 else {
+            throw EncodingError(encoding: "hex", code: .oddLength)
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(characters.count / 2)
+        var index = 0
+        while index < characters.count {
+            guard let high = nibble(characters[index]) else {
+                throw EncodingError(encoding: "hex", code: .invalidCharacter, offset: index)
+            }
+            guard let low = nibble(characters[index + 1]) else {
+                throw EncodingError(encoding: "hex", code: .invalidCharacter, offset: index + 1)
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// The parts of Mercado Pago's `x-signature` header (`ts=<ts>,v1=<hex>`).
+struct MercadoPagoSignatureHeader: Equatable {
+    /// The timestamp exactly as sent (it goes into the manifest unchanged).
+    let ts: String
+    /// The `v1` hex signature as sent.
+    let v1: String
+
+    /// Splits on `,`, then each part on its first `=`, trimming spaces and ignoring unknown
+    /// keys (a future `v2` must not break `v1` checking).
+    ///
+    /// Returns `nil` when `ts` or `v1` is absent or empty, or when either appears twice: the
+    /// SDKs disagree on which duplicate wins, so a duplicated field is refused, not guessed.
+    static func parse(_ header: String) -> MercadoPagoSignatureHeader? {
+        var ts: String?
+        var v1: String?
+        for part in header.split(separator: ",", omittingEmptySubsequences: true) {
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pair.count == 2 else { continue }
+            let key = pair[0].trimmingCharacters(in: .whitespaces)
+            let value = pair[1].trimmingCharacters(in: .whitespaces)
+            switch key {
+            case "ts":
+                guard ts == nil else { return nil }
+                ts = value
+            case "v1":
+                guard v1 == nil else { return nil }
+                v1 = value
+            default:
+                continue
+            }
+        }
+        guard let ts, !ts.isEmpty, let v1, !v1.isEmpty else { return nil }
+        return MercadoPagoSignatureHeader(ts: ts, v1: v1)
+    }
+}

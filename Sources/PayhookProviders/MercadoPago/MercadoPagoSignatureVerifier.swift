@@ -1,0 +1,103 @@
+import Foundation
+import PayhookCore
+import PayhookCrypto
+
+/// Verifies Mercado Pago's `x-signature` header.
+///
+/// Mercado Pago signs a manifest, not the body:
+/// `id:<data.id from the query>;request-id:<x-request-id>;ts:<ts>;`, HMAC-SHA256 keyed with the
+/// secret's UTF-8 bytes, hex in `v1`. A pair whose value is missing is left out. Because the
+/// body is unsigned, only the query's `data.id` is trusted; the body is read for the dedup key
+/// and event name alone, and the processors confirm state with a GET.
+///
+/// The case of `data.id` differs between Mercado Pago's documentation (lowercase) and its
+/// SDKs (as received), so both are tried, lowercase first.
+public struct MercadoPagoSignatureVerifier: WebhookVerifier {
+    /// Secrets as UTF-8 bytes (``KeyEncoding/utf8``), current first.
+    public let secrets: KeyRing
+    /// How far `ts` may be from `now`, either direction, before the stale policy applies.
+    public let tolerance: Duration
+    /// Retries may reuse an old `ts`, hence `warn` by default.
+    public let stalePolicy: StaleTimestampPolicy
+
+    /// Headers stored with an accepted delivery.
+    static let keptHeaderNames = ["x-signature", "x-request-id"]
+
+    /// - Parameters:
+    ///   - secrets: the webhook secrets, current first.
+    ///   - tolerance: allowed clock distance of `ts`; UNCONFIRMED how old retries' `ts` get.
+    ///   - stalePolicy: what to do with a verified delivery whose `ts` is outside `tolerance`.
+    public init(secrets: KeyRing, tolerance: Duration = .seconds(300), stalePolicy: StaleTimestampPolicy = .warn) {
+        self.secrets = secrets
+        self.tolerance = tolerance
+        self.stalePolicy = stalePolicy
+    }
+
+    /// Checks `x-signature` against the manifest, then the freshness of `ts`.
+    ///
+    /// The signature is checked first so that `stale_timestamp` only ever describes genuine
+    /// (if old) deliveries, which is what the metric is for.
+    public func verify(_ request: WebhookRequest, now: Date) -> VerificationResult {
+        guard let header = request.nonEmptyHeader("x-signature") else { return .rejected(.missingSignature) }
+        guard let signature = MercadoPagoSignatureHeader.parse(header),
+              let v1 = try? Hex.decode(signature.v1)
+        else { return .rejected(.malformedSignature) }
+
+        let requestID = request.nonEmptyHeader("x-request-id")
+        let rawDataID = request.queryParameter("data.id").flatMap { $0.isEmpty ? nil : $0 }
+        var candidates: [String?] = [rawDataID?.lowercased()]
+        if let rawDataID, rawDataID.lowercased() != rawDataID { candidates.append(rawDataID) }
+
+        var matchedKey: Int?
+        for dataID in candidates {
+            let manifest = Self.manifest(dataID: dataID, requestID: requestID, ts: signature.ts)
+            if let index = secrets.indexOfKey(signing: Array(manifest.utf8), as: v1) {
+                // Keep the lowest key index across candidates so rotation metrics are exact.
+                matchedKey = min(matchedKey ?? index, index)
+            }
+        }
+        guard let keyIndex = matchedKey else { return .rejected(.signatureMismatch) }
+
+        guard let warnings = TimestampFreshness.check(
+            signature.ts, allowISO8601: false, now: now, tolerance: tolerance, policy: stalePolicy)
+        else { return .rejected(.staleTimestamp) }
+
+        let body = JSONValue.parse(request.body)
+        return .verified(VerifiedDelivery(
+            dedupKey: Self.dedupKey(body: body, rawBody: request.body, queryDataID: rawDataID),
+            eventType: Self.eventType(body: body),
+            keptHeaders: request.keptHeaders(Self.keptHeaderNames),
+            warnings: warnings,
+            keyIndex: keyIndex))
+    }
+
+    /// The signed manifest; each pair ends with `;` and a missing value drops its pair.
+    static func manifest(dataID: String?, requestID: String?, ts: String?) -> String {
+        var manifest = ""
+        if let dataID, !dataID.isEmpty { manifest += "id:\(dataID);" }
+        if let requestID, !requestID.isEmpty { manifest += "request-id:\(requestID);" }
+        if let ts, !ts.isEmpty { manifest += "ts:\(ts);" }
+        return manifest
+    }
+
+    /// `type:data.id:action:id`, with `data.id` from the signed query when present.
+    ///
+    /// Falls back to a digest of the body when it is not a JSON object or carries none of
+    /// `type`, `action`, `id` (a key of bare separators would merge unrelated deliveries).
+    static func dedupKey(body: JSONValue?, rawBody: [UInt8], queryDataID: String?) -> String {
+        guard let body, case .object = body else { return DedupKey.sha256(rawBody) }
+        let type = body["type"]?.scalarText ?? ""
+        let action = body["action"]?.scalarText ?? ""
+        let id = body["id"]?.scalarText ?? ""
+        guard !(type.isEmpty && action.isEmpty && id.isEmpty) else { return DedupKey.sha256(rawBody) }
+        let dataID = queryDataID ?? body["data"]?["id"]?.scalarText ?? ""
+        return [type, dataID, action, id].joined(separator: ":")
+    }
+
+    /// `action` (e.g. `payment.updated`) when present, else `type` (e.g. `payment`).
+    static func eventType(body: JSONValue?) -> String? {
+        if let action = body?["action"]?.scalarText, !action.isEmpty { return action }
+        if let type = body?["type"]?.scalarText, !type.isEmpty { return type }
+        return nil
+    }
+}

@@ -1,0 +1,26 @@
+import Testing
+@testable import PayhookProviders
+
+@Suite("Verified deliveries")
+struct VerifiedDeliveryTests {
+    @Test("dedup keys up to 200 bytes are kept; longer ones become a sha256 digest")
+    func boundedKeys() {
+        let short = String(repeating: "k", count: 200)
+        #expect(VerifiedDelivery(dedupKey: short, eventType: nil, keptHeaders: [:], warnings: [], keyIndex: 0).dedupKey == short)
+        let long = String(repeating: "k", count: 201)
+        let bounded = VerifiedDelivery(dedupKey: long, eventType: nil, keptHeaders: [:], warnings: [], keyIndex: 0).dedupKey
+        // SHA-256 of 201 "k" bytes, computed outside this code base (Python hashlib).
+        #expect(bounded == "sha256:ebf0ead0a3b837bc388d6a36c93833fff64a0a8bc8198fc0f1b7b5031dddd254")
+        #expect(bounded.utf8.count == 71)
+        // Multi-byte characters count by bytes, so a column sized in characters also fits.
+        let wide = String(repeating: "é", count: 101)
+        #expect(VerifiedDelivery(dedupKey: wide, eventType: nil, keptHeaders: [:], warnings: [], keyIndex: 0).dedupKey.hasPrefix("sha256:"))
+    }
+
+    @Test("rejection reasons keep their stored spellings")
+    func reasonSpellings() {
+        #expect(RejectionReason.allCases.map(\.rawValue) == [
+            "missing_signature", "malformed_signature", "signature_mismatch", "stale_timestamp", "malformed_body",
+        ])
+    }
+}
