@@ -68,7 +68,8 @@ public final class HTTPServer: Sendable {
 
     /// Binds and starts the polling threads.
     /// - Throws: `.startFailed` naming `host:port` and libmicrohttpd's reason (e.g. address in
-    ///   use, bad TLS key), or `.invalidState` if already started or stopped.
+    ///   use), `.tlsConfiguration` if GnuTLS rejects the key or certificate, or `.invalidState`
+    ///   if already started or stopped.
     public func start() throws(HTTPServerError) {
         try lifecycle.withLock { (state: inout Lifecycle) throws(HTTPServerError) in
             guard case .idle = state else {
@@ -164,8 +165,10 @@ public final class HTTPServer: Sendable {
             free(tlsKey)
             free(tlsCertificate)
             retainedContext.release()
+            // A rejected key or certificate only shows at start; report it as the TLS problem it is.
+            let tlsRejected = tlsPEM != nil && reason.contains("TLS")
             throw HTTPServerError(
-                .startFailed,
+                tlsRejected ? .tlsConfiguration : .startFailed,
                 "cannot start HTTP server on \(configuration.host):\(configuration.port): "
                     + (reason.isEmpty ? "libmicrohttpd gave no reason" : reason))
         }
@@ -240,7 +243,7 @@ private func requestStarted(
     if let connection {
         payhook_mhd_client_address(connection, &address, address.count)
     }
-    let remoteAddress = address.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let remoteAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let exchange = HTTPExchange(context: context, rawQuery: rawQuery, remoteAddress: remoteAddress)
     context.requestsInProgress.add(1, ordering: .relaxed)
     return Unmanaged.passRetained(exchange).toOpaque()

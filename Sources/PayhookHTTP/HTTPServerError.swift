@@ -6,7 +6,7 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// A configuration value is out of range or inconsistent.
         case invalidConfiguration
-        /// The TLS certificate or key could not be read, or libmicrohttpd lacks TLS support.
+        /// The TLS certificate or key could not be read or was rejected, or libmicrohttpd lacks TLS.
         case tlsConfiguration
         /// libmicrohttpd refused to start, usually because the address could not be bound.
         case startFailed

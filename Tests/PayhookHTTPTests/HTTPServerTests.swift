@@ -303,4 +303,46 @@ struct HTTPServerTests {
         }
         #expect(error?.code == .tlsConfiguration)
     }
+
+    @Test("a TLS key and certificate that GnuTLS rejects make start() throw a TLS configuration error")
+    func rejectedTLSMaterial() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let garbage = "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"
+        let key = directory.appendingPathComponent("key.pem")
+        let certificate = directory.appendingPathComponent("cert.pem")
+        try Data(garbage.utf8).write(to: key)
+        try Data(garbage.utf8).write(to: certificate)
+
+        var configuration = HTTPServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.tlsKeyPath = key.path
+        configuration.tlsCertificatePath = certificate.path
+        let server = try HTTPServer(configuration: configuration) { _, respond in respond(.text(200, "")) }
+        let error = #expect(throws: HTTPServerError.self) { try server.start() }
+        #expect(error?.code == .tlsConfiguration)
+        #expect(server.boundPort == 0)
+    }
+
+    @Test("connections beyond the per-IP limit are refused while the first one is served")
+    func perIPLimit() async throws {
+        let server = try startServer({ $0.perIPConnectionLimit = 1 }) { _, respond in respond(.text(200, "ok")) }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let outcome = await offPool { () -> (second: RawConnection.Ending?, first: Int?) in
+            guard let first = RawConnection(port: port), let second = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+                return (nil, nil)
+            }
+            first.send("GET /first HTTP/1.1\r\nHost: x\r\n")  // incomplete: keeps the slot taken
+            second.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+            let secondEnding = second.readUntilClosed()
+            first.send("\r\n")
+            return (secondEnding, first.readResponse()?.status)
+        }
+        #expect(outcome.second == .closedByPeer)
+        #expect(outcome.first == 200)
+    }
 }
