@@ -20,7 +20,8 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     /// - Parameters:
     ///   - maxConcurrent: requests in flight inside URLSession at once (at least 1).
-    ///   - configuration: session settings; by default ephemeral (no cookies, no cache).
+    ///   - configuration: session settings; by default ephemeral (no cookies, no cache). Its
+    ///     `httpMaximumConnectionsPerHost` is set to `maxConcurrent`.
     public init(maxConcurrent: Int = 64, configuration: URLSessionConfiguration = .ephemeral) {
         let bound = max(1, maxConcurrent)
         configuration.httpMaximumConnectionsPerHost = bound
