@@ -3,7 +3,187 @@
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <microhttpd.h>
+
+/*
+ * Swift imports libmicrohttpd's closed enums as Swift enums, so flags cannot be
+ * OR-ed there, and MHD_start_daemon / MHD_get_*_info are variadic. These helpers
+ * keep both problems on the C side of the bridge.
+ */
+
+/* Collects MHD's error messages while the daemon starts, so a bind or TLS failure
+   can be reported with MHD's own reason. Owned by the caller; it must outlive the
+   daemon because MHD keeps the logger pointer. */
+struct payhook_mhd_log {
+    int capturing;  /* accessed with __atomic builtins only */
+    int busy;       /* spin flag: MHD may log from its worker threads */
+    char message[512];
+};
+
+static inline void payhook_mhd_logger(void *cls, const char *fmt, va_list ap) {
+    struct payhook_mhd_log *log = (struct payhook_mhd_log *)cls;
+    if (!__atomic_load_n(&log->capturing, __ATOMIC_ACQUIRE)) return;
+    while (__atomic_exchange_n(&log->busy, 1, __ATOMIC_ACQUIRE)) { }
+    size_t used = strlen(log->message);
+    if (used + 2 < sizeof log->message) {
+        if (used > 0) { log->message[used++] = ' '; log->message[used] = 0; }
+        vsnprintf(log->message + used, sizeof log->message - used, fmt, ap);
+        /* MHD messages end with a newline; keep the report on one line. */
+        for (char *c = log->message; *c; c++) if (*c == '\n' || *c == '\r') *c = ' ';
+    }
+    __atomic_store_n(&log->busy, 0, __ATOMIC_RELEASE);
+}
+
+typedef void *(*payhook_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+struct payhook_mhd_start_options {
+    const char *host;                       /* numeric address or name; resolved once */
+    uint16_t port;                          /* 0 = ephemeral */
+    unsigned int thread_count;              /* >1 enables MHD's thread pool */
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit;   /* 0 = unlimited */
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+    const char *tls_key_pem;                /* both NULL, or both set */
+    const char *tls_cert_pem;
+    MHD_AccessHandlerCallback access_handler;
+    MHD_RequestCompletedCallback request_completed;
+    payhook_mhd_uri_log_callback uri_log;
+    void *callback_context;                 /* cls for all three callbacks */
+    struct payhook_mhd_log *log;
+};
+
+/* Returns NULL on failure; the reason is in options->log->message. */
+static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_start_options *o) {
+    struct addrinfo hints;
+    struct addrinfo *resolved = NULL;
+    struct sockaddr_storage address;
+    char port_text[8];
+    memset(&hints, 0, sizeof hints);
+    memset(&address, 0, sizeof address);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(port_text, sizeof port_text, "%u", (unsigned)o->port);
+    int gai = getaddrinfo(o->host, port_text, &hints, &resolved);
+    if (gai != 0 || resolved == NULL || resolved->ai_addrlen > sizeof address) {
+        snprintf(o->log->message, sizeof o->log->message, "cannot resolve listen address: %s",
+                 gai != 0 ? gai_strerror(gai) : "no address");
+        if (resolved) freeaddrinfo(resolved);
+        return NULL;
+    }
+    memcpy(&address, resolved->ai_addr, resolved->ai_addrlen);
+    int family = resolved->ai_family;
+    freeaddrinfo(resolved);
+
+    unsigned int flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_INTERNAL_POLLING_THREAD;
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES) flags |= MHD_USE_EPOLL;
+    else flags |= MHD_USE_POLL;
+    if (family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (o->tls_key_pem != NULL && o->tls_cert_pem != NULL) flags |= MHD_USE_TLS;
+
+    struct MHD_OptionItem items[16];
+    unsigned int n = 0;
+    /* The logger goes first so that start-up messages reach it. */
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)payhook_mhd_logger, o->log };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &address };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->connection_limit, NULL };
+    if (o->per_ip_connection_limit > 0)
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)o->per_ip_connection_limit, NULL };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->connection_timeout_seconds, NULL };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory_limit, NULL };
+    if (o->thread_count > 1)
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)o->thread_count, NULL };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)o->request_completed, o->callback_context };
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->callback_context };
+    if (flags & MHD_USE_TLS) {
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem };
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert_pem };
+    }
+    items[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+
+    __atomic_store_n(&o->log->capturing, 1, __ATOMIC_RELEASE);
+    struct MHD_Daemon *daemon = MHD_start_daemon(flags, o->port, NULL, NULL,
+                                                 o->access_handler, o->callback_context,
+                                                 MHD_OPTION_ARRAY, items, MHD_OPTION_END);
+    __atomic_store_n(&o->log->capturing, 0, __ATOMIC_RELEASE);
+    /* Wait out a message being written right now, so the caller may read it. */
+    while (__atomic_exchange_n(&o->log->busy, 1, __ATOMIC_ACQUIRE)) { }
+    __atomic_store_n(&o->log->busy, 0, __ATOMIC_RELEASE);
+    return daemon;
+}
+
+static inline int payhook_mhd_supports_tls(void) {
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
+static inline uint16_t payhook_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+/* Writes the peer address as text ("127.0.0.1", "::1") into buffer; "" if unknown. */
+static inline void payhook_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
+    buffer[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buffer, (socklen_t)size);
+    } else if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buffer, (socklen_t)size);
+    }
+}
+
+/* Builds a copied-buffer response; add headers, then queue with payhook_mhd_queue_and_release. */
+static inline struct MHD_Response *payhook_mhd_response_copying(const void *body, size_t length) {
+    return MHD_create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
+}
+
+static inline int payhook_mhd_add_header(struct MHD_Response *response, const char *name, const char *value) {
+    return MHD_add_response_header(response, name, value) == MHD_YES;
+}
+
+static inline int payhook_mhd_queue_and_release(struct MHD_Connection *connection, unsigned int status,
+                                                struct MHD_Response *response) {
+    enum MHD_Result queued = MHD_queue_response(connection, status, response);
+    MHD_destroy_response(response);
+    return queued == MHD_YES;
+}
+
+typedef void (*payhook_mhd_header_visitor)(void *context, const char *name, size_t name_length,
+                                           const char *value, size_t value_length);
+
+struct payhook_mhd_header_visit {
+    payhook_mhd_header_visitor visitor;
+    void *context;
+};
+
+static inline enum MHD_Result payhook_mhd_header_trampoline(void *cls, enum MHD_ValueKind kind,
+                                                            const char *key, size_t key_size,
+                                                            const char *value, size_t value_size) {
+    (void)kind;
+    struct payhook_mhd_header_visit *visit = (struct payhook_mhd_header_visit *)cls;
+    visit->visitor(visit->context, key, key_size, value ? value : "", value ? value_size : 0);
+    return MHD_YES;
+}
+
+/* Calls visitor for each request header, in arrival order. */
+static inline void payhook_mhd_visit_headers(struct MHD_Connection *connection,
+                                             payhook_mhd_header_visitor visitor, void *context) {
+    struct payhook_mhd_header_visit visit = { visitor, context };
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, payhook_mhd_header_trampoline, &visit);
+}
+
+/* MHD_Result as a plain int, so Swift callbacks need not name the imported enum's cases. */
+static inline enum MHD_Result payhook_mhd_result(int ok) { return ok ? MHD_YES : MHD_NO; }
+
 #endif

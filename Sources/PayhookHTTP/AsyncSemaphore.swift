@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Counts permits for async callers; waiting is suspension, not blocking, and cancellable.
+final class AsyncSemaphore: Sendable {
+    private struct State {
+        var permits: Int
+        var nextWaiterID: UInt64 = 0
+        /// FIFO; a cancelled waiter is removed and resumed with `false`.
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(permits: Int) {
+        state = Mutex(State(permits: permits))
+    }
+
+    /// Takes a permit, waiting if none is free. Returns false if the task was cancelled
+    /// (then no permit is held).
+    func acquire() async -> Bool {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let granted: Bool? = state.withLock { state in
+                    // Checked under the lock: a cancellation that ran its handler before this
+                    // waiter was listed is seen here instead.
+                    if Task.isCancelled { return false }
+                    if state.permits > 0 {
+                        state.permits -= 1
+                        return true
+                    }
+                    state.waiters.append((id: id, continuation: continuation))
+                    return nil
+                }
+                if let granted { continuation.resume(returning: granted) }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            cancelled?.resume(returning: false)
+        }
+    }
+
+    /// Returns a permit, handing it straight to the longest waiter if there is one.
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.waiters.isEmpty {
+                state.permits += 1
+                return nil
+            }
+            return state.waiters.removeFirst().continuation
+        }
+        next?.resume(returning: true)
+    }
+}

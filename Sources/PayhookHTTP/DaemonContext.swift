@@ -1,0 +1,133 @@
+import CMicroHTTPD
+import Synchronization
+
+/// What every libmicrohttpd callback of one server shares: the handler, the limits, and the
+/// list of parked (suspended) connections waiting for their handler's response.
+///
+/// Locking: `parked` is taken before an exchange's `reply`, never after, and
+/// `MHD_suspend_connection` / `MHD_resume_connection` are called only while holding `parked`.
+/// That makes "resume" and "stop the daemon" mutually exclusive: once `shutDown()` has
+/// resumed everything and set `stopping`, no connection can be suspended again and no
+/// `respond` can touch a connection, so `MHD_stop_daemon` never meets a suspended connection
+/// (which would be a libmicrohttpd panic) and no late response reaches a freed one.
+final class DaemonContext: Sendable {
+    /// A suspended libmicrohttpd connection.
+    ///
+    /// `@unchecked Sendable` invariant: the pointer is only dereferenced (by
+    /// `MHD_resume_connection`) while holding `parked` and while its entry is listed there,
+    /// which is exactly the time the connection stays suspended and therefore alive.
+    struct SuspendedConnection: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    struct ParkedConnection: Sendable {
+        let exchange: HTTPExchange
+        let connection: SuspendedConnection
+        let deadline: ContinuousClock.Instant
+    }
+
+    struct Parked {
+        var stopping = false
+        var byExchange: [ObjectIdentifier: ParkedConnection] = [:]
+    }
+
+    let handler: HTTPHandler
+    let maxBodyBytes: Int
+    let handlerTimeout: Duration
+    private let parked = Mutex(Parked())
+    /// Requests between their URI-log and completed callbacks; tests use it to prove that
+    /// every exchange's retain is balanced.
+    let requestsInProgress = Atomic<Int>(0)
+
+    init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+        self.handlerTimeout = handlerTimeout
+    }
+
+    /// Polling thread, right after the handler returned: returns the response if it is
+    /// already there (or 503 while stopping); otherwise suspends the connection.
+    func parkUnlessAnswered(_ exchange: HTTPExchange, connection: OpaquePointer) -> HTTPResponse? {
+        parked.withLock { parked in
+            let ready: HTTPResponse? = exchange.reply.withLock { reply in
+                switch reply {
+                case .ready(let response):
+                    reply = .finished
+                    return response
+                case .handlerRunning where parked.stopping:
+                    reply = .finished
+                    return Self.shuttingDown
+                case .handlerRunning:
+                    reply = .parked
+                    return nil
+                case .notDispatched, .parked, .finished:
+                    reply = .finished
+                    return Self.shuttingDown
+                }
+            }
+            if ready == nil {
+                parked.byExchange[ObjectIdentifier(exchange)] = ParkedConnection(
+                    exchange: exchange, connection: SuspendedConnection(pointer: connection), deadline: .now + handlerTimeout)
+                MHD_suspend_connection(connection)
+            }
+            return ready
+        }
+    }
+
+    /// The handler's `respond`, from any thread. Stores the response and, if the connection
+    /// is parked, resumes it; drops duplicates and responses that arrive too late.
+    func deliver(_ response: HTTPResponse, to exchange: HTTPExchange) {
+        parked.withLock { parked in
+            let wasParked: Bool = exchange.reply.withLock { reply in
+                switch reply {
+                case .handlerRunning:
+                    reply = .ready(response)
+                    return false
+                case .parked:
+                    reply = .ready(response)
+                    return true
+                case .notDispatched, .ready, .finished:
+                    return false
+                }
+            }
+            if wasParked, let entry = parked.byExchange.removeValue(forKey: ObjectIdentifier(exchange)) {
+                MHD_resume_connection(entry.connection.pointer)
+            }
+        }
+    }
+
+    /// Answers 503 for every parked request whose handler missed its deadline.
+    func expireOverdue(now: ContinuousClock.Instant) {
+        parked.withLock { parked in
+            let overdue = parked.byExchange.filter { $0.value.deadline <= now }
+            for (key, entry) in overdue {
+                parked.byExchange[key] = nil
+                Self.resume(entry, with: Self.handlerTimedOut)
+            }
+        }
+    }
+
+    /// Before `MHD_stop_daemon`: resume every parked connection and refuse to park more.
+    func shutDown() {
+        parked.withLock { parked in
+            parked.stopping = true
+            for entry in parked.byExchange.values {
+                Self.resume(entry, with: Self.shuttingDown)
+            }
+            parked.byExchange = [:]
+        }
+    }
+
+    /// Test hook: how many connections wait for a handler.
+    var parkedCount: Int { parked.withLock { $0.byExchange.count } }
+
+    private static func resume(_ entry: ParkedConnection, with response: HTTPResponse) {
+        entry.exchange.reply.withLock { reply in
+            if case .parked = reply { reply = .ready(response) }
+        }
+        MHD_resume_connection(entry.connection.pointer)
+    }
+
+    static let shuttingDown = HTTPResponse.text(503, "server shutting down\n")
+    static let handlerTimedOut = HTTPResponse.text(503, "handler timed out\n")
+}

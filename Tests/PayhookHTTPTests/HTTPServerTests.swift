@@ -1,0 +1,348 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+import Testing
+@testable import PayhookHTTP
+
+@Suite("HTTPServer", .serialized)
+struct HTTPServerTests {
+    @Test("a POST reaches the handler with method, path, raw query, lowercased headers in order and every byte value")
+    func postRoundTrip() async throws {
+        let seen = Shared<HTTPRequest?>(nil)
+        let server = try startServer { request, respond in
+            seen.update { $0 = request }
+            respond(HTTPResponse(status: 201, headers: [("X-Echo-Method", request.method)], body: request.body))
+        }
+        defer { server.stop() }
+
+        let body = (0...255).map { UInt8($0) }
+        let head = "POST /webhooks/adyen/acme?sig=a%2Bb&name=x+y&empty= HTTP/1.1\r\n"
+            + "Host: localhost\r\nX-First: 1\r\nX-Second: two\r\nContent-Type: application/octet-stream\r\n"
+            + "Content-Length: \(body.count)\r\n\r\n"
+        let response = await offPool { () -> RawResponse? in
+            guard let connection = RawConnection(port: server.boundPort) else { return nil }
+            connection.send(Array(head.utf8) + body)
+            return connection.readResponse()
+        }
+
+        let received = try #require(response)
+        #expect(received.status == 201)
+        #expect(received.body == body)
+        #expect(received.header("x-echo-method") == "POST")
+        let request = try #require(seen.value)
+        #expect(request.method == "POST")
+        #expect(request.path == "/webhooks/adyen/acme")
+        #expect(request.rawQuery == "sig=a%2Bb&name=x+y&empty=")
+        #expect(request.body == body)
+        #expect(request.remoteAddress == "127.0.0.1")
+        let names = request.headers.map(\.name)
+        #expect(names == ["host", "x-first", "x-second", "content-type", "content-length"])
+        #expect(request.header("X-Second") == "two")
+    }
+
+    @Test("a GET from URLSession round-trips with an empty body and no query")
+    func getRoundTrip() async throws {
+        let seen = Shared<HTTPRequest?>(nil)
+        let server = try startServer { request, respond in
+            seen.update { $0 = request }
+            respond(.json(200, Array(#"{"ok":true}"#.utf8)))
+        }
+        defer { server.stop() }
+
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/health"))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 200)
+        #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(String(decoding: data, as: UTF8.self) == #"{"ok":true}"#)
+        let request = try #require(seen.value)
+        #expect(request.method == "GET")
+        #expect(request.path == "/health")
+        #expect(request.rawQuery == "")
+        #expect(request.body.isEmpty)
+    }
+
+    @Test("a response given later from another thread is delivered, and the connection stays usable")
+    func asynchronousRespond() async throws {
+        let server = try startServer { request, respond in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) {
+                respond(.text(202, "later \(request.path)"))
+            }
+        }
+        defer { server.stop() }
+
+        let responses = await offPool { () -> [RawResponse?] in
+            guard let connection = RawConnection(port: server.boundPort) else { return [] }
+            var responses: [RawResponse?] = []
+            for path in ["/one", "/two"] {  // keep-alive: the second request reuses the resumed connection
+                connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                responses.append(connection.readResponse())
+            }
+            return responses
+        }
+        #expect(responses.count == 2)
+        #expect(responses.map { $0?.status } == [202, 202])
+        #expect(responses.map { $0.map { String(decoding: $0.body, as: UTF8.self) } } == ["later /one", "later /two"])
+        #expect(await eventually { server.requestsInProgress == 0 })
+    }
+
+    @Test("a declared body over the limit gets 413 without reaching the handler, while a normal request succeeds")
+    func declaredBodyTooLarge() async throws {
+        let calls = Shared(0)
+        let server = try startServer({ $0.maxBodyBytes = 1024 }) { request, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok \(request.body.count)"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        async let oversized = rawExchange(port: port,
+            "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n")
+        async let normal = rawExchange(port: port,
+            "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        let (big, small) = await (oversized, normal)
+
+        #expect(big?.status == 413)
+        #expect(small?.status == 200)
+        #expect(small.map { String(decoding: $0.body, as: UTF8.self) } == "ok 5")
+        #expect(calls.value == 1)
+    }
+
+    @Test("a chunked body that grows past the limit gets 413 and never reaches the handler")
+    func chunkedBodyTooLarge() async throws {
+        let calls = Shared(0)
+        let server = try startServer({ $0.maxBodyBytes = 1024 }) { _, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+
+        let chunk = String(repeating: "a", count: 1000)
+        let request = "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "3e8\r\n\(chunk)\r\n3e8\r\n\(chunk)\r\n0\r\n\r\n"
+        let response = await rawExchange(port: server.boundPort, request)
+        #expect(response?.status == 413)
+        #expect(calls.value == 0)
+
+        let small = await rawExchange(port: server.boundPort,
+            "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        #expect(small?.status == 200)
+        #expect(calls.value == 1)
+    }
+
+    @Test("a header block over the limit is refused by the server and never reaches the handler")
+    func headersTooLarge() async throws {
+        let calls = Shared(0)
+        let server = try startServer({ $0.maxHeaderBytes = 4096 }) { _, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+
+        let huge = String(repeating: "v", count: 64 * 1024)
+        let response = await rawExchange(port: server.boundPort, "GET / HTTP/1.1\r\nHost: x\r\nX-Huge: \(huge)\r\n\r\n")
+        // libmicrohttpd's own answer, from its per-connection memory limit.
+        #expect(response?.status == 431)
+        #expect(calls.value == 0)
+    }
+
+    @Test("a client that sends headers then stalls is dropped after the timeout and does not block others")
+    func slowClientDropped() async throws {
+        let calls = Shared<[String]>([])
+        let server = try startServer({ $0.connectionTimeoutSeconds = 1 }) { request, respond in
+            calls.update { $0.append(request.path) }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        async let slowEnding = offPool { () -> RawConnection.Ending? in
+            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 15) else { return nil }
+            connection.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            return connection.readUntilClosed()
+        }
+        let fast = await rawExchange(port: port, "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(fast?.status == 200)
+        // The receive timeout (15 s) is far beyond the server's 1 s: `.closedByPeer` means the server dropped it.
+        #expect(await slowEnding == .closedByPeer)
+        #expect(calls.value == ["/fast"])
+        #expect(await eventually { server.requestsInProgress == 0 })
+    }
+
+    @Test("a body cut short by the client does not reach the handler and its state is released")
+    func truncatedBody() async throws {
+        let calls = Shared(0)
+        // libmicrohttpd may notice a half-closed connection only at its idle timeout, so keep that short.
+        let server = try startServer({ $0.connectionTimeoutSeconds = 1 }) { _, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+
+        let ending = await offPool { () -> RawConnection.Ending? in
+            guard let connection = RawConnection(port: server.boundPort, receiveTimeoutSeconds: 15) else { return nil }
+            connection.send("POST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+            connection.shutdownWrite()
+            return connection.readUntilClosed()
+        }
+        #expect(ending == .closedByPeer)
+        #expect(await eventually { server.requestsInProgress == 0 })
+        #expect(calls.value == 0)
+        let after = await rawExchange(port: server.boundPort, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(after?.status == 200)
+    }
+
+    @Test("200 concurrent requests answered from another thread all get their own response")
+    func manyConcurrentRequests() async throws {
+        let responder = DispatchQueue(label: "test.responder")
+        let server = try startServer({ $0.threadCount = 2 }) { request, respond in
+            responder.async {
+                respond(HTTPResponse(status: 200, body: request.body))
+            }
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let statuses = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let body = "request-\(index)"
+                    let response = await rawExchange(port: port,
+                        "POST /many HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                    return response?.status == 200 && response.map { String(decoding: $0.body, as: UTF8.self) } == body
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.count == 200)
+        #expect(statuses.allSatisfy { $0 })
+        #expect(await eventually { server.requestsInProgress == 0 })
+    }
+
+    @Test("a handler that never responds gets 503 after the handler timeout, and its late response is dropped")
+    func handlerTimeout() async throws {
+        let pending = Shared<[@Sendable (HTTPResponse) -> Void]>([])
+        let server = try startServer({ $0.handlerTimeoutSeconds = 1 }) { request, respond in
+            if request.path == "/never" {
+                pending.update { $0.append(respond) }
+            } else {
+                respond(.text(200, "ok"))
+            }
+        }
+        defer { server.stop() }
+
+        let timedOut = await rawExchange(port: server.boundPort, "GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(timedOut?.status == 503)
+        for respond in pending.value { respond(.text(200, "too late")) }
+        #expect(server.parkedRequestCount == 0)
+        let next = await rawExchange(port: server.boundPort, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(next?.status == 200)
+    }
+
+    @Test("stop() with a suspended request closes it without crashing, and a later respond is harmless")
+    func stopWithSuspendedRequest() async throws {
+        let pending = Shared<[@Sendable (HTTPResponse) -> Void]>([])
+        let server = try startServer { _, respond in
+            pending.update { $0.append(respond) }
+        }
+        let port = server.boundPort
+
+        async let ending = offPool { () -> RawConnection.Ending? in
+            guard let connection = RawConnection(port: port) else { return nil }
+            connection.send("POST /hang HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+            return connection.readUntilClosed()
+        }
+        #expect(await eventually { server.parkedRequestCount == 1 })
+        server.stopAccepting()
+        server.stop()
+        #expect(await ending == .closedByPeer)
+        #expect(server.requestsInProgress == 0)
+        for respond in pending.value { respond(.text(200, "after stop")) }
+        #expect(pending.value.count == 1)
+        server.stop()
+    }
+
+    @Test("start() on a port already in use throws an error naming host and port")
+    func bindFailure() throws {
+        let first = try startServer { _, respond in respond(.text(200, "")) }
+        defer { first.stop() }
+        var configuration = HTTPServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = first.boundPort
+        let second = try HTTPServer(configuration: configuration) { _, respond in respond(.text(200, "")) }
+        let error = #expect(throws: HTTPServerError.self) { try second.start() }
+        #expect(error?.code == .startFailed)
+        #expect(error?.message.contains("127.0.0.1:\(first.boundPort)") == true)
+    }
+
+    @Test("an invalid configuration is rejected with every problem listed")
+    func invalidConfiguration() {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 70000
+        configuration.threadCount = 0
+        configuration.tlsKeyPath = "/nonexistent/key.pem"
+        let error = #expect(throws: HTTPServerError.self) {
+            _ = try HTTPServer(configuration: configuration) { _, respond in respond(.text(200, "")) }
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("port") == true)
+        #expect(error?.message.contains("threadCount") == true)
+        #expect(error?.message.contains("tlsCertificatePath") == true)
+    }
+
+    @Test("unreadable TLS files are a configuration error, not a crash")
+    func unreadableTLSFiles() {
+        var configuration = HTTPServerConfiguration()
+        configuration.tlsKeyPath = "/nonexistent/key.pem"
+        configuration.tlsCertificatePath = "/nonexistent/cert.pem"
+        let error = #expect(throws: HTTPServerError.self) {
+            _ = try HTTPServer(configuration: configuration) { _, respond in respond(.text(200, "")) }
+        }
+        #expect(error?.code == .tlsConfiguration)
+    }
+
+    @Test("a TLS key and certificate that GnuTLS rejects make start() throw a TLS configuration error")
+    func rejectedTLSMaterial() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let garbage = "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n"
+        let key = directory.appendingPathComponent("key.pem")
+        let certificate = directory.appendingPathComponent("cert.pem")
+        try Data(garbage.utf8).write(to: key)
+        try Data(garbage.utf8).write(to: certificate)
+
+        var configuration = HTTPServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.tlsKeyPath = key.path
+        configuration.tlsCertificatePath = certificate.path
+        let server = try HTTPServer(configuration: configuration) { _, respond in respond(.text(200, "")) }
+        let error = #expect(throws: HTTPServerError.self) { try server.start() }
+        #expect(error?.code == .tlsConfiguration)
+        #expect(server.boundPort == 0)
+    }
+
+    @Test("connections beyond the per-IP limit are refused while the first one is served")
+    func perIPLimit() async throws {
+        let server = try startServer({ $0.perIPConnectionLimit = 1 }) { _, respond in respond(.text(200, "ok")) }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let outcome = await offPool { () -> (second: RawConnection.Ending?, first: Int?) in
+            guard let first = RawConnection(port: port), let second = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+                return (nil, nil)
+            }
+            first.send("GET /first HTTP/1.1\r\nHost: x\r\n")  // incomplete: keeps the slot taken
+            second.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+            let secondEnding = second.readUntilClosed()
+            first.send("\r\n")
+            return (secondEnding, first.readResponse()?.status)
+        }
+        #expect(outcome.second == .closedByPeer)
+        #expect(outcome.first == 200)
+    }
+}
