@@ -89,10 +89,15 @@ final class LibpqConnection: @unchecked Sendable {
         guard let pointer, isUsable else { return false }
         var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
         guard descriptor.fd >= 0 else { return false }
-        if poll(&descriptor, 1, 0) > 0 {
+        // A terminated session first delivers its FATAL message (which libpq, idle, treats as a
+        // notice) and only the next read sees EOF; so read until the socket is quiet.
+        var reads = 0
+        while reads < 16, poll(&descriptor, 1, 0) > 0 {
+            reads += 1
             if PQconsumeInput(pointer) == 0 { return false }
             // Pool connections do not LISTEN, but a caller may have; drop what arrived.
             while let notify = PQnotifies(pointer) { PQfreemem(notify) }
+            if PQstatus(pointer) != CONNECTION_OK { return false }
         }
         return PQstatus(pointer) == CONNECTION_OK
     }
