@@ -13,7 +13,9 @@ final class LibpqConnection: @unchecked Sendable {
     /// (a lock wait, a slow query) gets its own thread instead of starving other work.
     let queue: DispatchQueue
     private var pointer: OpaquePointer?
-    /// Set when the session is left in a state this module cannot use (a COPY it did not ask for).
+    /// Set when the session is left in a state this module cannot use: a COPY it did not ask
+    /// for, or a FATAL message that arrived while idle (the server is ending the session, and
+    /// the socket's EOF may not be readable yet).
     private var poisoned = false
 
     init(label: String) {
@@ -28,7 +30,19 @@ final class LibpqConnection: @unchecked Sendable {
     func open(_ conninfo: String) -> Result<Void, PostgresError> {
         switch Libpq.connect(conninfo) {
         case .success(let connection):
-            pointer = connection.take()
+            guard let pointer = connection.take() else {
+                return .failure(PostgresError(kind: .connectionFailed, message: "libpq returned no connection"))
+            }
+            self.pointer = pointer
+            // libpq hands a message that arrives outside a command to the notice receiver.
+            // `self` outlives the PGconn (it finishes it), so an unretained pointer is safe.
+            PQsetNoticeReceiver(pointer, { argument, result in
+                guard let argument, let result,
+                      let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))),
+                      String(cString: severity) == "FATAL" || String(cString: severity) == "PANIC"
+                else { return }
+                Unmanaged<LibpqConnection>.fromOpaque(argument).takeUnretainedValue().poisoned = true
+            }, Unmanaged.passUnretained(self).toOpaque())
             return .success(())
         case .failure(let error):
             return .failure(error)
@@ -97,9 +111,9 @@ final class LibpqConnection: @unchecked Sendable {
             if PQconsumeInput(pointer) == 0 { return false }
             // Pool connections do not LISTEN, but a caller may have; drop what arrived.
             while let notify = PQnotifies(pointer) { PQfreemem(notify) }
-            if PQstatus(pointer) != CONNECTION_OK { return false }
+            if !isUsable { return false }
         }
-        return PQstatus(pointer) == CONNECTION_OK
+        return isUsable
     }
 
     /// Copies everything out of `result`, then clears it.
