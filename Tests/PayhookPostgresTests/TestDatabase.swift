@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PayhookPostgres
 import Synchronization
 import Testing
@@ -73,28 +76,44 @@ enum TestDatabase {
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("ops/db")
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            // Process.waitUntilExit blocks; keep it off the cooperative pool.
+        var environment = ProcessInfo.processInfo.environment
+        environment["PAYHOOK_PG_PORT"] = port
+        environment["PAYHOOK_PG_DIR"] = clusterDirectory
+        let arguments = [script.path, command]
+        let environmentLines = environment.map { "\($0.key)=\($0.value)" }
+        // posix_spawn + waitpid rather than Foundation.Process, whose waitUntilExit was seen to
+        // hang after `pg_ctl start` left a daemon behind. Waiting blocks, so not on the pool.
+        let status: Int32 = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                let process = Process()
-                process.executableURL = script
-                process.arguments = [command]
-                var environment = ProcessInfo.processInfo.environment
-                environment["PAYHOOK_PG_PORT"] = port
-                environment["PAYHOOK_PG_DIR"] = clusterDirectory
-                process.environment = environment
-                process.standardOutput = FileHandle.nullDevice
-                do {
-                    try process.run()
-                    process.waitUntilExit()
-                    continuation.resume(returning: process.terminationStatus)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+                continuation.resume(returning: spawnAndWait(arguments, environment: environmentLines))
             }
         }
         #expect(status == 0, "ops/db \(command) failed with status \(status)")
     }
+}
+
+/// Runs a program with stdout and stderr sent to /dev/null; returns its exit status (-1 if it
+/// could not be started).
+private func spawnAndWait(_ arguments: [String], environment: [String]) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup($0) } + [nil]
+    defer {
+        for pointer in argv { free(pointer) }
+        for pointer in envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        if errno != EINTR { return -1 }
+    }
+    // WIFEXITED / WEXITSTATUS by hand; the C macros are not imported.
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
 }
 
 /// A fair reader/writer gate: ordinary tests share the server, restart tests hold it alone.
