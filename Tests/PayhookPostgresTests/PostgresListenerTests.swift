@@ -2,7 +2,7 @@ import Foundation
 import PayhookPostgres
 import Testing
 
-@Suite("PostgresListener")
+@Suite("PostgresListener", .timeLimit(.minutes(1)))
 struct PostgresListenerTests {
     @Test("NOTIFY on a listened channel is delivered with its payload, after the ready signal")
     func deliversNotifications() async throws {

@@ -27,7 +27,7 @@ struct MigrationFileNameTests {
     }
 }
 
-@Suite("PostgresMigrator")
+@Suite("PostgresMigrator", .timeLimit(.minutes(1)))
 struct PostgresMigratorTests {
     static func migrations() throws -> [Migration] {
         [

@@ -3,7 +3,7 @@ import PayhookPostgres
 import Synchronization
 import Testing
 
-@Suite("PostgresPool")
+@Suite("PostgresPool", .timeLimit(.minutes(1)))
 struct PostgresPoolTests {
     @Test("the pool never opens more than maxConnections; the next caller waits, then times out")
     func boundedWithTimeout() async throws {
