@@ -1,0 +1,264 @@
+import CLibPQ
+import Dispatch
+
+/// The single owner of one `PGconn`, and the only code that calls libpq on it.
+///
+/// `@unchecked Sendable` invariant: `pointer` and `poisoned` are read and written only on
+/// `queue` (a serial queue, so libpq sees one caller at a time), except in `deinit`, which runs
+/// when no queue work can still reference the object. Every method below must be called on
+/// `queue`; `PostgresConnection` is the only caller and always hops there first.
+final class LibpqConnection: @unchecked Sendable {
+    /// Serial queue that owns the `PGconn`. Blocking libpq calls run here, never on Swift's
+    /// cooperative pool; serial queues target GCD's overcommitting pool, so a blocked call
+    /// (a lock wait, a slow query) gets its own thread instead of starving other work.
+    let queue: DispatchQueue
+    private var pointer: OpaquePointer?
+    /// Set when the session is left in a state this module cannot use: a COPY it did not ask
+    /// for, or a FATAL message that arrived while idle (the server is ending the session, and
+    /// the socket's EOF may not be readable yet).
+    private var poisoned = false
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    deinit {
+        if let pointer { PQfinish(pointer) }
+    }
+
+    /// Opens the session. On queue.
+    func open(_ conninfo: String) -> Result<Void, PostgresError> {
+        switch Libpq.connect(conninfo) {
+        case .success(let connection):
+            guard let pointer = connection.take() else {
+                return .failure(PostgresError(kind: .connectionFailed, message: "libpq returned no connection"))
+            }
+            self.pointer = pointer
+            // libpq hands a message that arrives outside a command to the notice receiver.
+            // `self` outlives the PGconn (it finishes it), so an unretained pointer is safe.
+            PQsetNoticeReceiver(pointer, { argument, result in
+                guard let argument, let result,
+                      let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))),
+                      String(cString: severity) == "FATAL" || String(cString: severity) == "PANIC"
+                else { return }
+                Unmanaged<LibpqConnection>.fromOpaque(argument).takeUnretainedValue().poisoned = true
+            }, Unmanaged.passUnretained(self).toOpaque())
+            return .success(())
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// Closes the session; later calls fail with `.connectionLost`. On queue.
+    func finish() {
+        if let pointer { PQfinish(pointer) }
+        pointer = nil
+    }
+
+    /// True while the session is open, healthy and usable. On queue.
+    var isUsable: Bool {
+        guard let pointer, !poisoned else { return false }
+        return PQstatus(pointer) == CONNECTION_OK
+    }
+
+    /// True when the session is inside a transaction block (or one that failed). On queue.
+    var isInTransaction: Bool {
+        guard let pointer else { return false }
+        return PQtransactionStatus(pointer) != PQTRANS_IDLE
+    }
+
+    /// Runs one statement with `$n` binds through the extended protocol (`PQexecParams`),
+    /// which also refuses multiple statements in one string. On queue.
+    func query(_ sql: String, _ binds: [PostgresValue.Encoded]) -> Result<PostgresRows, PostgresError> {
+        guard let pointer else { return .failure(Self.closedError) }
+        guard binds.count <= 65_535 else {
+            return .failure(PostgresError(kind: .other, message: "too many binds (\(binds.count)); the protocol allows 65535"))
+        }
+        let types = binds.map { Oid($0.oid) }
+        let formats = binds.map { Int32($0.binary ? 1 : 0) }
+        let lengths = binds.map { Int32(clamping: $0.bytes?.count ?? 0) }
+        // NUL-terminated copies that live until PQexecParams returns; binary values use lengths.
+        let buffers: [UnsafeMutablePointer<CChar>?] = binds.map { bind in
+            guard let bytes = bind.bytes else { return nil }
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (offset, byte) in bytes.enumerated() { buffer[offset] = CChar(bitPattern: byte) }
+            buffer[bytes.count] = 0
+            return buffer
+        }
+        defer { for buffer in buffers { buffer?.deallocate() } }
+        let values = buffers.map { $0.map { UnsafePointer($0) } }
+        let result = PQexecParams(pointer, sql, Int32(binds.count), types, values, lengths, formats, 0)
+        return consume(result, pointer)
+    }
+
+    /// Runs SQL through the simple protocol (`PQexec`): several statements, no binds. On queue.
+    func execute(_ sql: String) -> Result<PostgresRows, PostgresError> {
+        guard let pointer else { return .failure(Self.closedError) }
+        return consume(PQexec(pointer, sql), pointer)
+    }
+
+    /// Notices a server that went away while the session sat idle: reads whatever the socket
+    /// has (a FATAL message and EOF after a restart) without blocking. On queue.
+    func checkIdleHealth() -> Bool {
+        guard let pointer, isUsable else { return false }
+        var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { return false }
+        // A terminated session first delivers its FATAL message (which libpq, idle, treats as a
+        // notice) and only the next read sees EOF; so read until the socket is quiet.
+        var reads = 0
+        while reads < 16, poll(&descriptor, 1, 0) > 0 {
+            reads += 1
+            if PQconsumeInput(pointer) == 0 { return false }
+            // Pool connections do not LISTEN, but a caller may have; drop what arrived.
+            while let notify = PQnotifies(pointer) { PQfreemem(notify) }
+            if !isUsable { return false }
+        }
+        return isUsable
+    }
+
+    /// Copies everything out of `result`, then clears it.
+    private func consume(_ result: OpaquePointer?, _ pointer: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+        guard let result else {
+            return .failure(Libpq.connectionError(pointer))
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return .success(Libpq.rows(from: result))
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            poisoned = true
+            return .failure(PostgresError(kind: .other, message: "COPY is not supported by this client; the connection is discarded"))
+        default:
+            return .failure(Libpq.error(from: result, pointer))
+        }
+    }
+
+    static let closedError = PostgresError(kind: .connectionLost, message: "connection is closed")
+}
+
+/// A `PGconn` that has not found its owner yet; `take()` transfers it.
+/// `~Copyable` so the pointer cannot be duplicated on the way to its single owner.
+struct OwnedPGconn: ~Copyable {
+    private var pointer: OpaquePointer?
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    consuming func take() -> OpaquePointer? {
+        let taken = pointer
+        pointer = nil
+        return taken
+    }
+    deinit { if let pointer { PQfinish(pointer) } }
+}
+
+/// Stateless libpq helpers shared by connections and the listener.
+enum Libpq {
+    /// Session settings every connection relies on: ISO timestamps in UTC for
+    /// `PostgresTimestamp`, hex `bytea` for the `[UInt8]` decoder.
+    static let sessionSetup = "SET DateStyle TO 'ISO'; SET TimeZone TO 'UTC'; SET bytea_output TO 'hex'"
+
+    /// Connects (blocking) and applies `sessionSetup`.
+    ///
+    /// The conninfo string (URI or `key=value`) is expanded by libpq (`expand_dbname`); the
+    /// defaults listed before it (a 10 s connect timeout, UTF-8) apply only where it is silent.
+    static func connect(_ conninfo: String) -> Result<OwnedPGconn, PostgresError> {
+        let keywords = ["connect_timeout", "client_encoding", "dbname"]
+        let values = ["10", "UTF8", conninfo]
+        let cKeywords = keywords.map { strdup($0) }
+        let cValues = values.map { strdup($0) }
+        defer {
+            for pointer in cKeywords { free(pointer) }
+            for pointer in cValues { free(pointer) }
+        }
+        let keywordArray = cKeywords.map { $0.map { UnsafePointer($0) } } + [nil]
+        let valueArray = cValues.map { $0.map { UnsafePointer($0) } } + [nil]
+        guard let raw = PQconnectdbParams(keywordArray, valueArray, 1) else {
+            return .failure(PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection"))
+        }
+        let connection = OwnedPGconn(raw)
+        // libpq prints NOTICE/WARNING (with DETAIL, which can hold row values) to stderr by
+        // default; a library must not write there, so they are dropped.
+        PQsetNoticeProcessor(raw, { _, _ in }, nil)
+        guard PQstatus(raw) == CONNECTION_OK else {
+            return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
+        }
+        guard let result = PQexec(raw, sessionSetup) else {
+            return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let error = self.error(from: result, raw)
+            return .failure(PostgresError(kind: .connectionFailed, sqlState: error.sqlState,
+                                          message: "session setup failed: " + error.message))
+        }
+        return .success(connection)
+    }
+
+    /// The error for a failed command: SQLSTATE, primary message and constraint only.
+    static func error(from result: OpaquePointer, _ pointer: OpaquePointer) -> PostgresError {
+        let sqlState = field(result, "C")
+        let primary = field(result, "M") ?? firstLine(PQresultErrorMessage(result))
+        let bad = PQstatus(pointer) != CONNECTION_OK
+        return .server(sqlState: sqlState, primaryMessage: primary.isEmpty ? firstLine(PQerrorMessage(pointer)) : primary,
+                       constraint: field(result, "n"), connectionBad: bad)
+    }
+
+    /// The error when libpq returned no result at all (out of memory or a dead socket).
+    static func connectionError(_ pointer: OpaquePointer) -> PostgresError {
+        let bad = PQstatus(pointer) != CONNECTION_OK
+        return PostgresError(kind: bad ? .connectionLost : .other, message: firstLine(PQerrorMessage(pointer)))
+    }
+
+    /// Copies column names, text values and the command tag out of a successful result.
+    static func rows(from result: OpaquePointer) -> PostgresRows {
+        let columnCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        var columns = [String]()
+        columns.reserveCapacity(columnCount)
+        var index = [String: Int]()
+        for column in 0..<columnCount {
+            let name = PQfname(result, Int32(column)).map { String(cString: $0) } ?? ""
+            columns.append(name)
+            // The first of duplicate names wins, as in most drivers.
+            if index[name] == nil { index[name] = column }
+        }
+        var rows = [PostgresRow]()
+        rows.reserveCapacity(rowCount)
+        for row in 0..<rowCount {
+            var values = [String?]()
+            values.reserveCapacity(columnCount)
+            for column in 0..<columnCount {
+                if PQgetisnull(result, Int32(row), Int32(column)) != 0 {
+                    values.append(nil)
+                } else if let value = PQgetvalue(result, Int32(row), Int32(column)) {
+                    let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                    let buffer = UnsafeRawBufferPointer(start: value, count: length)
+                    values.append(String(decoding: buffer, as: UTF8.self))
+                } else {
+                    values.append(nil)
+                }
+            }
+            rows.append(PostgresRow(columnIndex: index, values: values))
+        }
+        let affected = PQcmdTuples(result).map { Int(String(cString: $0)) ?? 0 } ?? 0
+        let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
+        return PostgresRows(columns: columns, rows: rows, affectedRows: affected, commandTag: tag)
+    }
+
+    private static func field(_ result: OpaquePointer, _ code: Unicode.Scalar) -> String? {
+        guard let value = PQresultErrorField(result, Int32(code.value)) else { return nil }
+        return String(cString: value)
+    }
+
+    /// libpq messages end in a newline and may continue with more lines; keep the first.
+    static func firstLine(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown libpq error" }
+        let text = String(cString: message)
+        let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        return line.isEmpty ? "unknown libpq error" : line
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,141 @@
+import Dispatch
+import Synchronization
+
+/// One PostgreSQL session.
+///
+/// Why a class with its own queue: libpq calls block, and Swift's cooperative pool has one
+/// thread per core (two here), so every libpq call runs on this connection's serial
+/// `DispatchQueue` and the calling task waits on a continuation instead of a thread.
+///
+/// Threading: safe to share between tasks, but a session is sequential: concurrent calls on
+/// one connection are queued, and statements from different tasks would interleave inside
+/// one transaction. Give each task its own connection (see `PostgresPool`).
+///
+/// A connection never traps on database failures; every failure is a `PostgresError`.
+public final class PostgresConnection: Sendable {
+    let handle: LibpqConnection
+    /// Sticky: once the session is observed dead (or closed, or a ROLLBACK failed) it stays broken.
+    private let broken = Atomic<Bool>(false)
+    /// Whether the last command left the session inside a transaction block.
+    private let inTransaction = Atomic<Bool>(false)
+
+    private init(handle: LibpqConnection) {
+        self.handle = handle
+    }
+
+    /// Opens a session, with `DateStyle=ISO`, `TimeZone=UTC` and hex `bytea` output.
+    ///
+    /// - Parameter conninfo: a libpq URI (`postgresql:///payhook?host=/run/pg`) or `key=value`
+    ///   string, passed to libpq unchanged; a 10 s `connect_timeout` applies unless it sets one.
+    /// - Throws: `.connectionFailed` (retryable) when the server cannot be reached or refuses.
+    public static func connect(_ conninfo: String) async throws(PostgresError) -> PostgresConnection {
+        let handle = LibpqConnection(label: "payhook.postgres.connection")
+        let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
+            handle.queue.async { continuation.resume(returning: handle.open(conninfo)) }
+        }
+        try result.get()
+        return PostgresConnection(handle: handle)
+    }
+
+    /// Runs one statement with `$1`, `$2`, … binds and returns its rows.
+    ///
+    /// Values never become SQL text; see `PostgresValue`. Results come back in text format and
+    /// are fully copied before this returns. Only one statement per call.
+    /// - Throws: a `PostgresError` classified by SQLSTATE; `.connectionLost` marks the
+    ///   connection broken.
+    @discardableResult
+    public func query(_ sql: String, _ binds: [PostgresValue] = []) async throws(PostgresError) -> PostgresRows {
+        var encoded = [PostgresValue.Encoded]()
+        encoded.reserveCapacity(binds.count)
+        for bind in binds { encoded.append(try bind.encoded()) }
+        let binds = encoded
+        return try await onQueue { handle in handle.query(sql, binds) }
+    }
+
+    /// Runs SQL through the simple protocol: several `;`-separated statements, no binds.
+    ///
+    /// For migrations and session commands. Never build the string from values; use `query`.
+    /// - Throws: the first failing statement's error; earlier statements in the string are
+    ///   rolled back with it unless they ran in their own transactions.
+    public func execute(_ sql: String) async throws(PostgresError) {
+        _ = try await onQueue { handle in handle.execute(sql) }
+    }
+
+    /// Runs `body` inside `BEGIN` … `COMMIT`.
+    ///
+    /// If `body` throws, the transaction is rolled back and the error rethrown; if that
+    /// ROLLBACK fails too, the connection is marked broken so a pool discards it.
+    /// Do not run statements on this connection from other tasks meanwhile.
+    /// - Throws: `body`'s error, the BEGIN/COMMIT error, or `.other` with SQLSTATE 25P02 when
+    ///   COMMIT turned into a rollback because a statement failed and `body` swallowed the error.
+    @discardableResult
+    public func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await execute("BEGIN")
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            do {
+                try await execute("ROLLBACK")
+            } catch {
+                markBroken()
+            }
+            throw error
+        }
+        let commit = try await onQueue { handle in handle.execute("COMMIT") }
+        if commit.commandTag == "ROLLBACK" {
+            throw PostgresError(kind: .other, sqlState: "25P02",
+                                message: "transaction was rolled back at COMMIT because a statement in it failed")
+        }
+        return value
+    }
+
+    /// True once the session is known to be unusable: the server went away, libpq reported
+    /// the connection bad, a ROLLBACK failed, or `close()` was called.
+    ///
+    /// A connection whose server died while it sat idle reports false until it is used.
+    public var isBroken: Bool { broken.load(ordering: .acquiring) }
+
+    /// Whether the session was left inside a transaction block by the last command.
+    var isInTransaction: Bool { inTransaction.load(ordering: .acquiring) }
+
+    /// Closes the session after any queued work; later calls throw `.connectionLost`.
+    /// Non-blocking; safe to call more than once.
+    public func close() {
+        markBroken()
+        let handle = self.handle
+        handle.queue.async { handle.finish() }
+    }
+
+    func markBroken() {
+        broken.store(true, ordering: .releasing)
+    }
+
+    /// Reads any pending input without blocking to notice a server that went away while the
+    /// connection was idle; used by the pool at checkout.
+    func checkIdleHealth() async -> Bool {
+        let handle = self.handle
+        let healthy: Bool = await withCheckedContinuation { continuation in
+            handle.queue.async { continuation.resume(returning: handle.checkIdleHealth()) }
+        }
+        if !healthy { markBroken() }
+        return healthy
+    }
+
+    /// Runs `work` on the connection's queue and records the session state it leaves behind.
+    private func onQueue(_ work: @escaping @Sendable (LibpqConnection) -> Result<PostgresRows, PostgresError>)
+        async throws(PostgresError) -> PostgresRows
+    {
+        let handle = self.handle
+        let result: Result<PostgresRows, PostgresError> = await withCheckedContinuation { continuation in
+            handle.queue.async {
+                let result = work(handle)
+                if !handle.isUsable { self.markBroken() }
+                if case .failure(let error) = result, error.kind == .connectionLost { self.markBroken() }
+                self.inTransaction.store(handle.isInTransaction, ordering: .releasing)
+                continuation.resume(returning: result)
+            }
+        }
+        return try result.get()
+    }
+}
