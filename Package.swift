@@ -39,13 +39,19 @@ let package = Package(
         .plugin(name: "EmbedMigrationsPlugin", capability: .buildTool(), dependencies: ["EmbedMigrations"]),
         .executableTarget(name: "payhook", dependencies: ["PayhookApp"], swiftSettings: swiftSettings),
 
+        // Benchmarks: programs that print figures, never timed tests.
+        .executableTarget(name: "payhook-ingest-load", dependencies: ["PayhookCrypto"], path: "bench/IngestLoad",
+                          swiftSettings: swiftSettings),
+
+        // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
+        .target(name: "PayhookTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp", "PayhookTestSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,2 +1,4 @@
+import Foundation
 import PayhookApp
-print(migrationsProbe())
+
+exit(await PayhookCLI.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

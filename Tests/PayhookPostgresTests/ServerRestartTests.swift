@@ -1,27 +1,29 @@
 import Foundation
 import PayhookPostgres
+import PayhookTestSupport
 import Testing
 
-/// Stops and starts the server in `DATABASE_URL` (with `ops/db`), holding it exclusively so
-/// other tests in this process are not running meanwhile.
-@Suite("Surviving a server restart", .serialized, .timeLimit(.minutes(2)))
+/// Stops and starts a cluster of each test's own (`DedicatedCluster`), never the shared server.
+@Suite("Surviving a server restart", .timeLimit(.minutes(2)))
 struct ServerRestartTests {
     @Test("the pool keeps working across a server restart without being recreated")
     func poolSurvivesRestart() async throws {
-        try await TestDatabase.withSchema(exclusive: true) { conninfo in
+        let cluster = try await DedicatedCluster.start(port: 54341)
+        try await cluster.whileRunning {
+        try await TestDatabase.withSchema(on: cluster.url) { conninfo in
             let pool = PostgresPool(conninfo: conninfo, maxConnections: 2, acquireTimeout: .seconds(2))
             try await pool.query("CREATE TABLE marks (id int8 PRIMARY KEY)")
             try await pool.query("INSERT INTO marks VALUES (1)")
             #expect(pool.statistics.idle == 1)
 
-            try await TestDatabase.stopServer()
+            try await cluster.stop()
             do {
                 try await pool.query("SELECT 1")
                 Issue.record("a query succeeded while the server was stopped")
             } catch let error as PostgresError {
                 #expect(error.isRetryable, "\(error)")
             }
-            try await TestDatabase.startServer()
+            try await cluster.restart()
 
             // Right after the restart a query may still fail (retryably) or succeed; it must
             // succeed soon, through the same pool.
@@ -45,11 +47,14 @@ struct ServerRestartTests {
             #expect(pool.statistics.open <= 2)
             await pool.close()
         }
+        }
     }
 
     @Test("the listener reconnects after a server restart, signals with channel \"\", and delivers again")
     func listenerSurvivesRestart() async throws {
-        try await TestDatabase.withSchema(exclusive: true) { conninfo in
+        let cluster = try await DedicatedCluster.start(port: 54342)
+        try await cluster.whileRunning {
+        try await TestDatabase.withSchema(on: cluster.url) { conninfo in
             let channel = "restart_\(UInt32.random(in: 0...UInt32.max))"
             let listener = PostgresListener.start(conninfo: conninfo, channels: [channel])
             defer { listener.stop() }
@@ -57,14 +62,15 @@ struct ServerRestartTests {
             defer { recorder.cancel() }
             #expect(await eventually { recorder.count(channel: "") == 1 })
 
-            try await TestDatabase.stopServer()
-            try await TestDatabase.startServer()
+            try await cluster.stop()
+            try await cluster.restart()
 
             #expect(await eventually(timeout: .seconds(20)) { recorder.count(channel: "") == 2 }, "no reconnect signal")
             let sender = try await PostgresConnection.connect(conninfo)
             defer { sender.close() }
             try await sender.query("SELECT pg_notify($1, 'back')", [.text(channel)])
             #expect(await eventually { recorder.all.contains(PostgresNotification(channel: channel, payload: "back")) })
+        }
         }
     }
 }

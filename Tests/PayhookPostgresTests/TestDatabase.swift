@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import PayhookPostgres
+import PayhookTestSupport
 import Synchronization
 import Testing
 
@@ -20,28 +21,22 @@ enum TestDatabase {
     /// Runs `body` against a new schema (first in `search_path` for every session opened with
     /// the given conninfo) and drops it afterwards, so tests can run in parallel.
     ///
-    /// - Parameter exclusive: restart tests take the server for themselves; every other test
-    ///   shares it. Without this, a restart would break whatever else is running.
-    static func withSchema(exclusive: Bool = false, _ body: (_ conninfo: String) async throws -> Void) async throws {
-        let base = try url()
-        await ServerGate.shared.acquire(exclusive: exclusive)
+    /// - Parameter server: the server's conninfo; `DATABASE_URL` by default. Restart tests pass
+    ///   their own `DedicatedCluster`, because restarting the shared server would break every
+    ///   other suite running meanwhile.
+    static func withSchema(on server: String? = nil, _ body: (_ conninfo: String) async throws -> Void) async throws {
+        let base = try server ?? url()
+        let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try await PostgresConnection.connect(base)
+        defer { admin.close() }
+        try await admin.execute("CREATE SCHEMA \(schema)")
         do {
-            let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let admin = try await PostgresConnection.connect(base)
-            try await admin.execute("CREATE SCHEMA \(schema)")
-            do {
-                try await body(conninfo(base, searchPath: schema))
-            } catch {
-                await dropSchema(schema, base: base)
-                throw error
-            }
-            await dropSchema(schema, base: base)
-            admin.close()
+            try await body(conninfo(base, searchPath: schema))
         } catch {
-            await ServerGate.shared.release(exclusive: exclusive)
+            await dropSchema(schema, base: base)
             throw error
         }
-        await ServerGate.shared.release(exclusive: exclusive)
+        await dropSchema(schema, base: base)
     }
 
     private static func dropSchema(_ schema: String, base: String) async {
@@ -59,124 +54,6 @@ enum TestDatabase {
         return base + " options='-c search_path=\(schema)'"
     }
 
-    /// Stops and starts the server behind `DATABASE_URL` with `ops/db`, which only knows
-    /// clusters it created: the URL must name its socket directory (`host=<dir>/run`) and port.
-    static func stopServer() async throws { try await runOpsDB("stop") }
-    static func startServer() async throws { try await runOpsDB("start") }
-
-    private static func runOpsDB(_ command: String) async throws {
-        let url = try url()
-        let query = URLComponents(string: url)?.queryItems ?? []
-        let host = try #require(query.first { $0.name == "host" }?.value,
-                                "restart tests need a DATABASE_URL printed by ops/db (host=<dir>/run)")
-        let port = try #require(query.first { $0.name == "port" }?.value,
-                                "restart tests need a DATABASE_URL printed by ops/db (port=…)")
-        try #require(host.hasSuffix("/run"), "restart tests need a DATABASE_URL printed by ops/db (host=<dir>/run)")
-        let clusterDirectory = String(host.dropLast(4))
-        let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("ops/db")
-        var environment = ProcessInfo.processInfo.environment
-        environment["PAYHOOK_PG_PORT"] = port
-        environment["PAYHOOK_PG_DIR"] = clusterDirectory
-        let arguments = [script.path, command]
-        let environmentLines = environment.map { "\($0.key)=\($0.value)" }
-        // posix_spawn + waitpid rather than Foundation.Process, whose waitUntilExit was seen to
-        // hang after `pg_ctl start` left a daemon behind. Waiting blocks, so not on the pool.
-        let status: Int32 = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: spawnAndWait(arguments, environment: environmentLines))
-            }
-        }
-        #expect(status == 0, "ops/db \(command) failed with status \(status)")
-    }
-}
-
-/// Runs a program with stdout and stderr sent to /dev/null; returns its exit status (-1 if it
-/// could not be started).
-private func spawnAndWait(_ arguments: [String], environment: [String]) -> Int32 {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup($0) } + [nil]
-    defer {
-        for pointer in argv { free(pointer) }
-        for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return -1 }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        if errno != EINTR { return -1 }
-    }
-    // WIFEXITED / WEXITSTATUS by hand; the C macros are not imported.
-    return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
-}
-
-/// A fair reader/writer gate: ordinary tests share the server, restart tests hold it alone.
-actor ServerGate {
-    static let shared = ServerGate()
-    private var readers = 0
-    private var writer = false
-    private var queue: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
-
-    func acquire(exclusive: Bool) async {
-        if queue.isEmpty, canEnter(exclusive) {
-            enter(exclusive)
-            return
-        }
-        await withCheckedContinuation { queue.append((exclusive, $0)) }
-    }
-
-    func release(exclusive: Bool) {
-        if exclusive { writer = false } else { readers -= 1 }
-        while let first = queue.first, canEnter(first.exclusive) {
-            queue.removeFirst()
-            enter(first.exclusive)
-            first.continuation.resume()
-        }
-    }
-
-    private func canEnter(_ exclusive: Bool) -> Bool { exclusive ? !writer && readers == 0 : !writer }
-    private func enter(_ exclusive: Bool) { if exclusive { writer = true } else { readers += 1 } }
-}
-
-/// Polls `condition` until it holds or `timeout` passes: bounded waiting, never a bare sleep.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
-/// A one-shot signal tasks can await.
-final class Latch: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
 }
 
 /// Collects a listener's notifications so tests can wait for them with a deadline.

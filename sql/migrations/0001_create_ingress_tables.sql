@@ -38,3 +38,13 @@ CREATE TABLE rejected_deliveries (
     body        bytea       NOT NULL
 );
 CREATE INDEX rejected_deliveries_received ON rejected_deliveries (received_at);
+
+-- Wakes processors once per inserting statement (a whole group-committed batch), not per row.
+CREATE FUNCTION notify_inbound_events() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('payhook_inbound_events', '');
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER inbound_events_notify AFTER INSERT ON inbound_events
+    FOR EACH STATEMENT EXECUTE FUNCTION notify_inbound_events();

@@ -27,7 +27,7 @@ extension KeyRing: CustomStringConvertible, CustomDebugStringConvertible, Custom
 ///
 /// Mercado Pago secrets are used as UTF-8 text, Adyen HMAC keys are hex, PXP is UNCONFIRMED
 /// (UTF-8 assumed), so the encoding is part of configuration.
-public enum KeyEncoding: String, Sendable {
+public enum KeyEncoding: String, Sendable, CaseIterable {
     /// The configured text's UTF-8 bytes (Mercado Pago, PXP by assumption).
     case utf8
     /// Hex digits, either case (Adyen).

@@ -1,0 +1,141 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+
+/// The `payhook` command line: parses argv and runs one subcommand.
+///
+/// Exit codes: 0 success, 1 runtime failure (database, configuration), 2 usage error.
+public enum PayhookCLI {
+    public static let version = "0.1.0"
+
+    public static let usage = """
+        usage: payhook <command> [options]
+
+        commands:
+          serve [--migrate] [--roles ingress]   run the webhook ingress and admin listeners
+          migrate [--json]                      apply pending schema migrations and exit
+          version [--json]                      print the version
+          help                                  print this text
+
+        Configuration comes from the environment (see README): DATABASE_URL, PAYHOOK_LISTEN,
+        PAYHOOK_ADMIN_LISTEN, PAYHOOK_ADMIN_TOKEN, provider key rings such as PAYHOOK_ADYEN_HMAC_KEYS.
+        Secrets may also be given as NAME_FILE.
+
+        """
+
+    /// Roles `serve --roles` accepts; later capabilities add theirs here.
+    static let knownRoles: Set<String> = ["ingress"]
+
+    public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
+        var rest = arguments.dropFirst()
+        guard let command = rest.popFirst() else { return usageError("missing command") }
+        switch command {
+        case "help", "--help", "-h":
+            print(usage, terminator: "")
+            return 0
+        case "version", "--version":
+            guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
+            print(flags.contains("--json") ? "{\"version\":\(Logger.quote(version))}" : "payhook \(version)")
+            return 0
+        case "migrate":
+            guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
+            return await migrate(environment: environment, json: flags.contains("--json"))
+        case "serve":
+            var migrateFirst = false
+            var roles = knownRoles
+            while let argument = rest.popFirst() {
+                switch argument {
+                case "--migrate": migrateFirst = true
+                case "--roles":
+                    guard let list = rest.popFirst() else { return usageError("--roles needs a value, e.g. --roles ingress") }
+                    roles = Set(list.split(separator: ",").map(String.init))
+                    let unknown = roles.subtracting(knownRoles)
+                    guard unknown.isEmpty, !roles.isEmpty else {
+                        return usageError("unknown role(s): \(unknown.sorted().joined(separator: ", ")); known: \(knownRoles.sorted().joined(separator: ", "))")
+                    }
+                default: return usageError("unknown option for serve: \(argument)")
+                }
+            }
+            return await serve(environment: environment, migrateFirst: migrateFirst)
+        default:
+            return usageError("unknown command: \(command)")
+        }
+    }
+
+    static func parseFlags(_ arguments: ArraySlice<String>, allowed: Set<String>) -> Set<String>? {
+        for argument in arguments where !allowed.contains(argument) {
+            _ = usageError("unknown option: \(argument)")
+            return nil
+        }
+        return Set(arguments)
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
+        return 2
+    }
+
+    static func fail(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("payhook: \(message)\n".utf8))
+        return 1
+    }
+
+    static func loadConfiguration(_ environment: [String: String]) -> Result<(Configuration, String), ConfigurationError> {
+        do {
+            let configuration = try Configuration.parse(environment: environment) { path in
+                try String(contentsOfFile: path, encoding: .utf8)
+            }
+            guard let url = configuration.databaseURL else {
+                return .failure(ConfigurationError(problems: [ConfigurationProblem(variable: "DATABASE_URL", message: "required")]))
+            }
+            return .success((configuration, url.value))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func migrate(environment: [String: String], json: Bool) async -> Int32 {
+        let loaded: (Configuration, String)
+        switch loadConfiguration(environment) {
+        case .success(let value): loaded = value
+        case .failure(let error): return fail(error.description)
+        }
+        do {
+            let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all())
+            let applied = try await migrator.migrate()
+            if json {
+                print("{\"applied\":[" + applied.map { Logger.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",") + "]}")
+            } else if applied.isEmpty {
+                print("schema is up to date")
+            } else {
+                for migration in applied { print("applied \(String(format: "%04d", migration.version))_\(migration.name)") }
+            }
+            return 0
+        } catch {
+            return fail("migrate failed: \(error)")
+        }
+    }
+
+    static func serve(environment: [String: String], migrateFirst: Bool) async -> Int32 {
+        let (configuration, databaseURL): (Configuration, String)
+        switch loadConfiguration(environment) {
+        case .success(let value): (configuration, databaseURL) = value
+        case .failure(let error): return fail(error.description)
+        }
+        let logger = StandardOutputLog.logger(level: configuration.logLevel)
+        do {
+            if migrateFirst {
+                let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
+                let applied = try await migrator.migrate()
+                logger.info("migrations applied", ["count": .init(applied.count)])
+            }
+            let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger)
+            let signals = ShutdownSignal()
+            try await server.run { await signals.wait() }
+            return 0
+        } catch {
+            logger.error("serve failed", ["error": .string(String(describing: error))])
+            return 1
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import PayhookCore
+import PayhookCrypto
+import PayhookProviders
+
+extension Configuration {
+    /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose
+    /// contents, minus one trailing newline, are the value); giving both is an error.
+    ///
+    /// - Parameters:
+    ///   - environment: variable names to values, usually `ProcessInfo.processInfo.environment`.
+    ///   - readFile: reads a `NAME_FILE` path; injected so parsing stays testable without files.
+    /// - Throws: `ConfigurationError` listing every problem found.
+    public static func parse(
+        environment: [String: String],
+        readFile: @escaping (String) throws -> String
+    ) throws(ConfigurationError) -> Configuration {
+        var reader = EnvironmentReader(environment: environment, readFile: readFile)
+
+        let pxpEncoding = reader.enumeration("PAYHOOK_PXP_KEY_ENCODING", default: KeyEncoding.utf8)
+        let configuration = Configuration(
+            databaseURL: reader.secret("DATABASE_URL"),
+            listen: reader.listenAddress("PAYHOOK_LISTEN", default: "0.0.0.0:8080"),
+            adminListen: reader.listenAddress("PAYHOOK_ADMIN_LISTEN", default: "127.0.0.1:9090"),
+            adminToken: reader.secret("PAYHOOK_ADMIN_TOKEN"),
+            tlsCertificatePath: reader.string("PAYHOOK_TLS_CERT_FILE"),
+            tlsKeyPath: reader.string("PAYHOOK_TLS_KEY_FILE"),
+            maxBodyBytes: reader.integer("PAYHOOK_MAX_BODY_BYTES", default: 1 << 20, range: 1024...(64 << 20)),
+            maxAttempts: reader.integer("PAYHOOK_MAX_ATTEMPTS", default: 8, range: 1...1000),
+            logLevel: reader.enumeration("PAYHOOK_LOG_LEVEL", default: Logger.Level.info),
+            webhookSecrets: reader.webhookSecrets(pxpEncoding: pxpEncoding),
+            mercadoPago: MercadoPagoSettings(
+                timestampTolerance: .seconds(reader.integer("PAYHOOK_MERCADOPAGO_TS_TOLERANCE_SECONDS", default: 300, range: 1...(86400 * 30))),
+                stalePolicy: reader.enumeration("PAYHOOK_MERCADOPAGO_STALE_TS", default: StaleTimestampPolicy.warn)),
+            pxp: PXPSettings(
+                algorithm: reader.enumeration("PAYHOOK_PXP_SIGNATURE_ALGORITHM", default: HashAlgorithm.sha256),
+                keyEncoding: pxpEncoding,
+                timestampTolerance: .seconds(reader.integer("PAYHOOK_PXP_TS_TOLERANCE_SECONDS", default: 300, range: 1...(86400 * 30))),
+                stalePolicy: reader.enumeration("PAYHOOK_PXP_STALE_TS", default: StaleTimestampPolicy.reject)),
+            providerAPIs: ProviderAPISettings(
+                mercadoPagoBaseURL: reader.url("PAYHOOK_MERCADOPAGO_BASE_URL", default: "https://api.mercadopago.com"),
+                mercadoPagoAccessToken: reader.secret("PAYHOOK_MERCADOPAGO_ACCESS_TOKEN"),
+                adyenBaseURL: reader.url("PAYHOOK_ADYEN_BASE_URL", default: "https://checkout-test.adyen.com"),
+                adyenAPIKey: reader.secret("PAYHOOK_ADYEN_API_KEY"),
+                adyenMerchantAccount: reader.string("PAYHOOK_ADYEN_MERCHANT_ACCOUNT"),
+                pxpBaseURL: reader.url("PAYHOOK_PXP_BASE_URL", default: "https://api-services.test.pxp.io/api/v1"),
+                pxpClientID: reader.string("PAYHOOK_PXP_CLIENT_ID"),
+                pxpTokenID: reader.string("PAYHOOK_PXP_TOKEN_ID"),
+                pxpTokenValue: reader.secret("PAYHOOK_PXP_TOKEN_VALUE"),
+                pxpMerchant: reader.string("PAYHOOK_PXP_MERCHANT"),
+                pxpSite: reader.string("PAYHOOK_PXP_SITE")),
+            fulfillmentURL: reader.optionalURL("PAYHOOK_FULFILLMENT_URL"),
+            fulfillmentSecret: reader.secret("PAYHOOK_FULFILLMENT_SECRET")
+        )
+        if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
+            reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")
+        }
+        if let secret = configuration.fulfillmentSecret, !secret.value.hasPrefix("whsec_") {
+            reader.problem("PAYHOOK_FULFILLMENT_SECRET", "must start with whsec_ (Standard Webhooks secret)")
+        }
+        guard reader.problems.isEmpty else { throw ConfigurationError(problems: reader.problems) }
+        return configuration
+    }
+}
+
+/// Reads typed values and collects problems instead of stopping at the first.
+struct EnvironmentReader {
+    let environment: [String: String]
+    let readFile: (String) throws -> String
+    var problems: [ConfigurationProblem] = []
+
+    mutating func problem(_ variable: String, _ message: String) {
+        problems.append(ConfigurationProblem(variable: variable, message: message))
+    }
+
+    /// A plain value; empty counts as unset.
+    func string(_ name: String) -> String? {
+        guard let value = environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// A secret from `NAME` or `NAME_FILE`.
+    mutating func secret(_ name: String) -> Secret? {
+        let direct = string(name)
+        let file = string(name + "_FILE")
+        switch (direct, file) {
+        case (nil, nil):
+            return nil
+        case (.some, .some):
+            problem(name, "set either \(name) or \(name)_FILE, not both")
+            return nil
+        case (let value?, nil):
+            return Secret(value)
+        case (nil, let path?):
+            do {
+                var contents = try readFile(path)
+                if contents.hasSuffix("\n") { contents.removeLast() }
+                if contents.hasSuffix("\r") { contents.removeLast() }
+                guard !contents.isEmpty else {
+                    problem(name + "_FILE", "file \(path) is empty")
+                    return nil
+                }
+                return Secret(contents)
+            } catch {
+                problem(name + "_FILE", "cannot read \(path)")
+                return nil
+            }
+        }
+    }
+
+    mutating func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int {
+        guard let text = string(name) else { return value }
+        guard let parsed = Int(text), range.contains(parsed) else {
+            problem(name, "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            return value
+        }
+        return parsed
+    }
+
+    mutating func enumeration<T: RawRepresentable & CaseIterable>(_ name: String, default value: T) -> T
+    where T.RawValue == String {
+        guard let text = string(name) else { return value }
+        guard let parsed = T(rawValue: text.lowercased()) else {
+            problem(name, "must be one of: " + T.allCases.map(\.rawValue).joined(separator: ", "))
+            return value
+        }
+        return parsed
+    }
+
+    mutating func listenAddress(_ name: String, default value: String) -> Configuration.ListenAddress {
+        let text = string(name) ?? value
+        guard let colon = text.lastIndex(of: ":"),
+              let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+        else {
+            problem(name, "must be host:port, e.g. 127.0.0.1:8080")
+            return Configuration.ListenAddress(host: "127.0.0.1", port: 0)
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return Configuration.ListenAddress(host: host.isEmpty ? "0.0.0.0" : host, port: port)
+    }
+
+    mutating func url(_ name: String, default value: String) -> String {
+        optionalURL(name) ?? value
+    }
+
+    mutating func optionalURL(_ name: String) -> String? {
+        guard let text = string(name) else { return nil }
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
+            problem(name, "must be an http:// or https:// URL")
+            return nil
+        }
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// Finds `PAYHOOK_<PROVIDER>_<SUFFIX>` and every `PAYHOOK_<PROVIDER>_<ACCOUNT>_<SUFFIX>`.
+    mutating func webhookSecrets(pxpEncoding: KeyEncoding) -> Configuration.WebhookSecrets {
+        var rings: [ProviderID: [String: KeyRing]] = [:]
+        for provider in ProviderID.allCases {
+            let prefix = "PAYHOOK_\(provider.rawValue.uppercased())_"
+            let suffix = "_" + Configuration.keyRingSuffix(provider)
+            let encoding = Configuration.keyEncoding(provider, pxp: pxpEncoding)
+            var names = Set<String>()
+            for key in environment.keys where key.hasPrefix(prefix) {
+                let base = key.hasSuffix("_FILE") ? String(key.dropLast(5)) : key
+                if base.hasSuffix(suffix) { names.insert(base) }
+            }
+            for name in names.sorted() {
+                let middle = name.dropFirst(prefix.count).dropLast(suffix.count)
+                let account: String
+                if name == prefix + Configuration.keyRingSuffix(provider) {
+                    account = ""
+                } else if !middle.isEmpty {
+                    account = String(middle)
+                } else {
+                    continue
+                }
+                guard let secret = secret(name) else { continue }
+                do {
+                    rings[provider, default: [:]][account] = try KeyRing.parse(secret.value, encoding: encoding)
+                } catch {
+                    problem(name, "\(error)")
+                }
+            }
+        }
+        return Configuration.WebhookSecrets(rings: rings)
+    }
+}

@@ -1,0 +1,111 @@
+import PayhookCore
+import PayhookCrypto
+import PayhookProviders
+
+/// Everything payhook reads from its environment, parsed once at start.
+///
+/// `Configuration.parse` is a pure function of the environment (and a file reader for the
+/// `NAME_FILE` forms of secrets) and reports every problem at once, naming the variable and never
+/// its secret value.
+public struct Configuration: Sendable {
+    public var databaseURL: Secret?
+    public var listen: ListenAddress
+    public var adminListen: ListenAddress
+    public var adminToken: Secret?
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    public var maxBodyBytes: Int
+    public var maxAttempts: Int
+    public var logLevel: Logger.Level
+    public var webhookSecrets: WebhookSecrets
+    public var mercadoPago: MercadoPagoSettings
+    public var pxp: PXPSettings
+    public var providerAPIs: ProviderAPISettings
+    public var fulfillmentURL: String?
+    public var fulfillmentSecret: Secret?
+
+    /// `host:port` of a listener.
+    public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var description: String { "\(host):\(port)" }
+    }
+
+    /// Key rings per provider and account; the empty account is the route without `/{account}`.
+    public struct WebhookSecrets: Sendable {
+        public var rings: [ProviderID: [String: KeyRing]]
+
+        /// The ring for a delivery's route, or `nil` when none is configured.
+        public func ring(provider: ProviderID, account: String?) -> KeyRing? {
+            rings[provider]?[account.map(Configuration.accountKey) ?? ""]
+        }
+
+        /// Accounts with secrets, for start-up logging (names only).
+        public func accounts(of provider: ProviderID) -> [String] {
+            (rings[provider] ?? [:]).keys.sorted()
+        }
+    }
+
+    public struct MercadoPagoSettings: Sendable {
+        public var timestampTolerance: Duration
+        public var stalePolicy: StaleTimestampPolicy
+    }
+
+    public struct PXPSettings: Sendable {
+        public var algorithm: HashAlgorithm
+        public var keyEncoding: KeyEncoding
+        public var timestampTolerance: Duration
+        public var stalePolicy: StaleTimestampPolicy
+    }
+
+    public struct ProviderAPISettings: Sendable {
+        public var mercadoPagoBaseURL: String
+        public var mercadoPagoAccessToken: Secret?
+        public var adyenBaseURL: String
+        public var adyenAPIKey: Secret?
+        public var adyenMerchantAccount: String?
+        public var pxpBaseURL: String
+        public var pxpClientID: String?
+        public var pxpTokenID: String?
+        public var pxpTokenValue: Secret?
+        public var pxpMerchant: String?
+        public var pxpSite: String?
+    }
+
+    /// The environment variable whose value is a provider's comma-separated webhook key ring.
+    static func keyRingSuffix(_ provider: ProviderID) -> String {
+        switch provider {
+        case .mercadopago: "SECRETS"
+        case .adyen: "HMAC_KEYS"
+        case .pxp: "WEBHOOK_KEYS"
+        }
+    }
+
+    static func keyEncoding(_ provider: ProviderID, pxp: KeyEncoding) -> KeyEncoding {
+        switch provider {
+        case .mercadopago: .utf8
+        case .adyen: .hex
+        case .pxp: pxp
+        }
+    }
+
+    /// How an account name appears inside a variable name: `acme-eu` -> `ACME_EU`.
+    public static func accountKey(_ account: String) -> String {
+        String(account.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    }
+}
+
+/// One problem with one variable; the message never contains the value of a secret.
+public struct ConfigurationProblem: Sendable, Equatable, CustomStringConvertible {
+    public let variable: String
+    public let message: String
+    public var description: String { "\(variable): \(message)" }
+}
+
+/// Every problem found in the environment, reported together.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public let problems: [ConfigurationProblem]
+    public var description: String {
+        "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,8 @@
+/// A configuration value that must never be printed: its description is always redacted, so a
+/// secret that slips into a log line, an error or `dump()` shows as `<redacted>`.
+public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    public let value: String
+    public init(_ value: String) { self.value = value }
+    public var description: String { "<redacted>" }
+    public var debugDescription: String { "<redacted>" }
+}

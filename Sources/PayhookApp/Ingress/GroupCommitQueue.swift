@@ -1,0 +1,85 @@
+import Synchronization
+
+/// Collects items submitted from many threads and hands them to a flush function in batches.
+///
+/// This is what makes ingress group-commit: while one batch is being written, new deliveries
+/// queue up, and the next flush takes all of them in one statement, so throughput is not bounded
+/// by one fsync per request. Several `runWorker()` loops may drain the same queue concurrently.
+/// The queue is bounded: `submit` refuses work beyond `capacity` so that a slow database turns
+/// into fast 503s rather than unbounded memory.
+final class GroupCommitQueue<Item: Sendable>: Sendable {
+    private struct State {
+        var items: [Item] = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    private let maxBatch: Int
+    private let capacity: Int
+    private let flush: @Sendable ([Item]) async -> Void
+
+    init(maxBatch: Int, capacity: Int, flush: @escaping @Sendable ([Item]) async -> Void) {
+        self.maxBatch = maxBatch
+        self.capacity = capacity
+        self.flush = flush
+    }
+
+    /// Queues an item; returns false (item not taken) when the queue is full or stopped.
+    func submit(_ item: Item) -> Bool {
+        let waiter: CheckedContinuation<Void, Never>?
+        let accepted: Bool
+        (accepted, waiter) = state.withLock { state in
+            guard !state.stopped, state.items.count < capacity else { return (false, nil) }
+            state.items.append(item)
+            return (true, state.waiters.isEmpty ? nil : state.waiters.removeFirst())
+        }
+        waiter?.resume()
+        return accepted
+    }
+
+    /// Number of items waiting for a flush.
+    var depth: Int { state.withLock { $0.items.count } }
+
+    /// Drains batches until `stop()` has been called and nothing is left.
+    func runWorker() async {
+        while true {
+            let batch = await nextBatch()
+            if batch.isEmpty { return }
+            await flush(batch)
+        }
+    }
+
+    /// Refuses new items; workers finish what is queued, then return.
+    func stop() {
+        let waiters = state.withLock { state in
+            state.stopped = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func nextBatch() async -> [Item] {
+        while true {
+            let immediate: [Item]? = state.withLock { state in
+                if !state.items.isEmpty {
+                    let count = min(maxBatch, state.items.count)
+                    let batch = Array(state.items.prefix(count))
+                    state.items.removeFirst(count)
+                    return batch
+                }
+                return state.stopped ? [] : nil
+            }
+            if let immediate { return immediate }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if !state.items.isEmpty || state.stopped { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+}

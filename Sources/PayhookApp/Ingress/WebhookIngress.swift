@@ -1,0 +1,153 @@
+import Foundation
+import PayhookCore
+import PayhookHTTP
+import PayhookProviders
+
+/// The front door: route, limits, signature, durable append, and only then the 2xx.
+///
+/// Runs on the HTTP server's threads and never blocks them: the answer is sent from the
+/// writer's completion once the delivery is committed (or has failed to be).
+struct WebhookIngress: Sendable {
+    let verifiers: WebhookVerifiers
+    let writer: InboundEventWriter
+    let rejections: RejectedDeliveryRecorder
+    let metrics: MetricsRegistry
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// Route segments accepted as an account name: what can also appear in a variable name.
+    static func isValidAccount(_ account: Substring) -> Bool {
+        (1...64).contains(account.count) && account.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+
+    static func describeMetrics(_ metrics: MetricsRegistry) {
+        metrics.describe("payhook_deliveries_accepted_total", type: "counter", help: "Verified deliveries committed to inbound_events.")
+        metrics.describe("payhook_deliveries_duplicate_total", type: "counter", help: "Verified deliveries already stored (acknowledged, stored once).")
+        metrics.describe("payhook_deliveries_rejected_total", type: "counter", help: "Deliveries refused, by reason.")
+        metrics.describe("payhook_deliveries_failed_total", type: "counter", help: "Verified deliveries not stored (answered 503).")
+        metrics.describe("payhook_signature_warnings_total", type: "counter", help: "Verified deliveries with a warning such as a stale timestamp.")
+        metrics.describe("payhook_ingest_duration_seconds", type: "histogram", help: "From request complete to answer sent.")
+    }
+
+    /// Handles `/webhooks/{provider}[/{account}]`; returns false for other paths.
+    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        // "", "webhooks", provider[, account]
+        guard segments.count >= 3, segments.count <= 4, segments[0].isEmpty, segments[1] == "webhooks" else { return false }
+        let started = ContinuousClock.now
+        guard let provider = ProviderID(rawValue: String(segments[2])) else {
+            respond(.text(404, "unknown provider\n"))
+            return true
+        }
+        var account: String?
+        if segments.count == 4 {
+            guard Self.isValidAccount(segments[3]) else {
+                reject(provider, account: "", reason: "unknown_account", status: 404, request, respond)
+                return true
+            }
+            account = String(segments[3])
+        }
+        let labels: MetricsRegistry.Labels = [("provider", provider.rawValue)]
+
+        guard request.method == "POST" else {
+            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "method_not_allowed")])
+            respond(HTTPResponse(status: 405, headers: [("Allow", "POST"), ("Content-Type", "text/plain")], body: Array("method not allowed\n".utf8)))
+            return true
+        }
+        if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
+            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "unsupported_media_type")])
+            respond(.text(415, "content type must be application/json\n"))
+            return true
+        }
+
+        let verifier: any WebhookVerifier
+        switch verifiers.lookup(provider: provider, account: account) {
+        case .verifier(let found):
+            verifier = found
+        case .unknownAccount:
+            reject(provider, account: account ?? "", reason: "unknown_account", status: 404, request, respond)
+            return true
+        case .notConfigured:
+            logger.error("webhook refused: no secret configured for this provider; set its key ring", [
+                "provider": .string(provider.rawValue),
+                "variable": .string("PAYHOOK_\(provider.rawValue.uppercased())_\(Configuration.keyRingSuffix(provider))"),
+            ])
+            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "not_configured")])
+            respond(.text(503, "provider not configured\n"))
+            return true
+        }
+
+        let webhook = WebhookRequest(
+            provider: provider, account: account, rawQuery: request.rawQuery, headers: request.headers,
+            body: request.body, remoteAddress: request.remoteAddress, receivedAt: now())
+        switch verifier.verify(webhook, now: webhook.receivedAt) {
+        case .rejected(let reason):
+            reject(provider, account: account ?? "", reason: reason.rawValue, status: 401, request, respond)
+        case .verified(let delivery):
+            for warning in delivery.warnings {
+                metrics.increment("payhook_signature_warnings_total", labels + [("warning", warning)])
+                logger.warning("verified delivery with a warning", ["provider": .string(provider.rawValue), "warning": .string(warning)])
+            }
+            let draft = InboundEventDraft(
+                provider: provider, account: account ?? "", dedupKey: delivery.dedupKey, eventType: delivery.eventType,
+                receivedAt: webhook.receivedAt, remoteAddress: request.remoteAddress,
+                headersJSON: Self.headersJSON(delivery.keptHeaders, contentType: request.header("content-type")),
+                rawQuery: request.rawQuery, body: request.body)
+            let metrics = self.metrics
+            writer.store(draft) { outcome in
+                switch outcome {
+                case .stored:
+                    metrics.increment("payhook_deliveries_accepted_total", labels)
+                    respond(Self.acknowledgement(provider))
+                case .duplicate:
+                    metrics.increment("payhook_deliveries_duplicate_total", labels)
+                    respond(Self.acknowledgement(provider))
+                case .unavailable:
+                    metrics.increment("payhook_deliveries_failed_total", labels)
+                    respond(HTTPResponse(status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")], body: Array("storage unavailable, retry\n".utf8)))
+                }
+                let elapsed = ContinuousClock.now - started
+                metrics.observe("payhook_ingest_duration_seconds", labels, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            }
+        }
+        return true
+    }
+
+    /// What each provider expects as a success answer; Adyen's body satisfies its old rule too.
+    static func acknowledgement(_ provider: ProviderID) -> HTTPResponse {
+        switch provider {
+        case .adyen: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("[accepted]".utf8))
+        case .mercadopago, .pxp: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        }
+    }
+
+    static func isJSON(_ contentType: String) -> Bool {
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+    }
+
+    static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
+        var all = kept
+        if let contentType { all["content-type"] = contentType }
+        return "{" + all.keys.sorted().map { "\(Logger.quote($0)):\(Logger.quote(all[$0]!))" }.joined(separator: ",") + "}"
+    }
+
+    private func reject(
+        _ provider: ProviderID, account: String, reason: String, status: Int,
+        _ request: HTTPRequest, _ respond: @Sendable (HTTPResponse) -> Void
+    ) {
+        metrics.increment("payhook_deliveries_rejected_total", [("provider", provider.rawValue), ("reason", reason)])
+        logger.info("delivery rejected", ["provider": .string(provider.rawValue), "reason": .string(reason), "remote_addr": .string(request.remoteAddress)])
+        // Signature headers are kept (they prove nothing without the secret); nothing else is.
+        let kept = request.headers.filter { Self.forensicHeaders.contains($0.name) }
+        rejections.record(RejectedDelivery(
+            provider: provider, account: account, reason: reason, remoteAddress: request.remoteAddress,
+            receivedAt: now(), headersJSON: Self.headersJSON(Dictionary(kept.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a }), contentType: nil),
+            body: request.body))
+        respond(.text(status, status == 401 ? "invalid signature: \(reason)\n" : "unknown account\n"))
+    }
+
+    static let forensicHeaders: Set<String> = [
+        "content-type", "user-agent", "x-signature", "x-request-id", "hmacsignature", "x-signature-timestamp",
+    ]
+}

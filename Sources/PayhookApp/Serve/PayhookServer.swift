@@ -1,0 +1,136 @@
+import Foundation
+import PayhookCore
+import PayhookHTTP
+import PayhookPostgres
+
+/// The running `payhook serve` process: listeners and background loops, owned in one place so
+/// that shutdown is explicit: stop intake, drain, then close.
+final class PayhookServer: Sendable {
+    let configuration: Configuration
+    let logger: Logger
+    let metrics: MetricsRegistry
+    let pool: PostgresPool
+    let migrator: PostgresMigrator
+    private let writer: InboundEventWriter
+    private let rejections: RejectedDeliveryRecorder
+    private let ingressServer: HTTPServer
+    private let adminServer: HTTPServer
+
+    /// Writer loops: two keep one batch committing while the next one fills.
+    static let writerCount = 2
+
+    init(configuration: Configuration, databaseURL: String, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let metrics = MetricsRegistry()
+        self.metrics = metrics
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 8)
+        self.pool = pool
+        let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
+        self.migrator = migrator
+        let writer = InboundEventWriter(pool: pool, logger: logger)
+        self.writer = writer
+        let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
+        self.rejections = rejections
+
+        WebhookIngress.describeMetrics(metrics)
+        metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
+        metrics.describe("payhook_ingest_queue_depth", type: "gauge", help: "Verified deliveries waiting for the next commit.")
+        metrics.addCollector {
+            let stats = pool.statistics
+            return [
+                ("payhook_db_pool_connections", [("state", "in_use")], Double(stats.inUse)),
+                ("payhook_db_pool_connections", [("state", "idle")], Double(stats.idle)),
+                ("payhook_db_pool_connections", [("state", "waiting")], Double(stats.waiting)),
+                ("payhook_ingest_queue_depth", [], Double(writer.queueDepth)),
+            ]
+        }
+
+        let ingress = WebhookIngress(
+            verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
+            metrics: metrics, logger: logger, now: { Date() })
+        let readiness = ReadinessProbe(pool: pool, migrator: migrator)
+
+        var ingressConfig = HTTPServerConfiguration()
+        ingressConfig.host = configuration.listen.host
+        ingressConfig.port = configuration.listen.port
+        ingressConfig.maxBodyBytes = configuration.maxBodyBytes
+        ingressConfig.tlsCertificatePath = configuration.tlsCertificatePath
+        ingressConfig.tlsKeyPath = configuration.tlsKeyPath
+        ingressConfig.threadCount = 2
+        self.ingressServer = try HTTPServer(configuration: ingressConfig) { request, respond in
+            if ingress.handle(request, respond: respond) { return }
+            Self.handleHealth(request, readiness: readiness, respond: respond)
+        }
+
+        var adminConfig = HTTPServerConfiguration()
+        adminConfig.host = configuration.adminListen.host
+        adminConfig.port = configuration.adminListen.port
+        adminConfig.maxBodyBytes = 1 << 20
+        let adminToken = configuration.adminToken
+        self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
+            if request.path == "/healthz" || request.path == "/readyz" {
+                Self.handleHealth(request, readiness: readiness, respond: respond)
+                return
+            }
+            guard AdminAuthorization.isAuthorized(request, token: adminToken) else {
+                respond(HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")], body: Array("unauthorized\n".utf8)))
+                return
+            }
+            switch (request.method, request.path) {
+            case ("GET", "/metrics"):
+                respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                                     body: Array(metrics.renderPrometheus().utf8)))
+            default:
+                respond(.text(404, "not found\n"))
+            }
+        }
+    }
+
+    static func handleHealth(_ request: HTTPRequest, readiness: ReadinessProbe, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        switch (request.method, request.path) {
+        case ("GET", "/healthz"):
+            respond(.text(200, "ok\n"))
+        case ("GET", "/readyz"):
+            Task {
+                let status = await readiness.check()
+                respond(.text(status.ready ? 200 : 503, status.detail + "\n"))
+            }
+        default:
+            respond(.text(404, "not found\n"))
+        }
+    }
+
+    /// Starts listening and runs until `shutdown` resolves; then drains and returns.
+    func run(until shutdown: @escaping @Sendable () async -> Void) async throws {
+        try ingressServer.start()
+        try adminServer.start()
+        logger.info("payhook serving", [
+            "listen": .string("\(configuration.listen.host):\(ingressServer.boundPort)"),
+            "admin_listen": .string("\(configuration.adminListen.host):\(adminServer.boundPort)"),
+            "providers": .string(configuration.webhookSecrets.rings.keys.map(\.rawValue).sorted().joined(separator: ",")),
+        ])
+        if configuration.adminToken == nil {
+            logger.warning("PAYHOOK_ADMIN_TOKEN is not set: the admin API and /metrics refuse every request")
+        }
+        let writer = self.writer
+        let rejections = self.rejections
+        async let writing: Void = writer.run(writers: Self.writerCount)
+        async let recording: Void = rejections.run()
+
+        await shutdown()
+        logger.info("shutting down: no new connections; draining queued deliveries")
+        ingressServer.stopAccepting()
+        adminServer.stopAccepting()
+        writer.stop()
+        rejections.stop()
+        _ = await (writing, recording)
+        ingressServer.stop()
+        adminServer.stop()
+        await pool.close()
+        logger.info("payhook stopped")
+    }
+
+    var ingressPort: Int { ingressServer.boundPort }
+    var adminPort: Int { adminServer.boundPort }
+}

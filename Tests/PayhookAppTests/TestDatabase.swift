@@ -1,0 +1,45 @@
+import Foundation
+import PayhookPostgres
+@testable import PayhookApp
+import Testing
+
+/// A fresh, migrated schema in the test PostgreSQL for one suite.
+///
+/// `ops/test` exports `DATABASE_URL`; each suite gets its own schema (through libpq's `options`
+/// search_path), so suites run in parallel without seeing each other's rows. Tests fail, loudly,
+/// without a database: database behaviour is never mocked.
+struct TestDatabase: Sendable {
+    let schema: String
+    /// Conninfo whose sessions see only this schema.
+    let url: String
+
+    static func baseURL() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
+            Issue.record("DATABASE_URL is not set: run the tests through ops/test, which starts PostgreSQL")
+            throw MissingDatabase()
+        }
+        return url
+    }
+
+    struct MissingDatabase: Error {}
+
+    static func withSearchPath(_ url: String, schema: String) -> String {
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            return url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+        }
+        return url + " options='-csearch_path=\(schema)'"
+    }
+
+    /// Creates the schema and applies every embedded migration to it.
+    static func migrated(_ label: String) async throws -> TestDatabase {
+        let base = try baseURL()
+        let schema = "t_\(label)_\(UInt32.random(in: 0...UInt32.max))"
+        let connection = try await PostgresConnection.connect(base)
+        defer { connection.close() }
+        _ = try await connection.query("CREATE SCHEMA \(schema)")
+        let database = TestDatabase(schema: schema, url: withSearchPath(base, schema: schema))
+        let migrator = PostgresMigrator(conninfo: database.url, migrations: try SchemaMigrations.all())
+        _ = try await migrator.migrate()
+        return database
+    }
+}

@@ -1,0 +1,202 @@
+// Load generator for bench/ingest: drives correctly signed deliveries of all three providers at a
+// running payhook over keep-alive HTTP/1.1 connections, one thread per connection.
+//
+//   payhook-ingest-load --target 127.0.0.1:8080 --connections 64 --seconds 10 [--rate 5000]
+//
+// Without --rate it runs closed-loop (as fast as answers come). With --rate it paces requests
+// on a fixed schedule and measures latency from the scheduled send time, so a stalled server
+// cannot hide its queueing delay (no coordinated omission).
+// Secrets: BENCH_MP_SECRET, BENCH_ADYEN_HEX_KEY, BENCH_PXP_KEY (must match the server's).
+import Foundation
+import PayhookCrypto
+import Synchronization
+
+struct Options {
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var connections = 64
+    var seconds = 10.0
+    var rate = 0.0
+    var runID = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+}
+
+func parseOptions() -> Options {
+    var options = Options()
+    var arguments = CommandLine.arguments.dropFirst()
+    while let flag = arguments.popFirst() {
+        guard let value = arguments.popFirst() else { fatalError("missing value for \(flag)") }
+        switch flag {
+        case "--target":
+            let parts = value.split(separator: ":")
+            options.host = String(parts[0])
+            options.port = UInt16(parts[1])!
+        case "--connections": options.connections = Int(value)!
+        case "--seconds": options.seconds = Double(value)!
+        case "--rate": options.rate = Double(value)!
+        case "--run-id": options.runID = value
+        default: fatalError("unknown flag \(flag)")
+        }
+    }
+    return options
+}
+
+let environment = ProcessInfo.processInfo.environment
+let mpSecret = Array((environment["BENCH_MP_SECRET"] ?? "bench-mercadopago-secret").utf8)
+let adyenKey = try! Hex.decode(environment["BENCH_ADYEN_HEX_KEY"] ?? "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056")
+let pxpKey = Array((environment["BENCH_PXP_KEY"] ?? "bench-pxp-key").utf8)
+
+/// One signed request, fully serialized, for delivery number `n` of connection `c`.
+func signedRequest(provider: Int, id: String, host: String) -> [UInt8] {
+    let now = Date()
+    var path: String
+    var headers: [(String, String)] = [("Content-Type", "application/json")]
+    var body: String
+    switch provider {
+    case 0:
+        let requestID = UUID().uuidString.lowercased()
+        let ts = String(Int64(now.timeIntervalSince1970 * 1000))
+        let manifest = "id:\(id);request-id:\(requestID);ts:\(ts);"
+        let v1 = Hex.encode(HMAC.authenticationCode(.sha256, key: mpSecret, message: Array(manifest.utf8)))
+        path = "/webhooks/mercadopago?data.id=\(id)&type=payment"
+        headers += [("x-request-id", requestID), ("x-signature", "ts=\(ts),v1=\(v1)")]
+        body = #"{"id":12345,"type":"payment","action":"payment.updated","data":{"id":"\#(id)"},"live_mode":false,"user_id":44444,"api_version":"v1","date_created":"2026-11-29T12:00:00Z"}"#
+    case 1:
+        let signing = "\(id)::BenchMerchant:order-\(id):1999:EUR:AUTHORISATION:true"
+        let signature = Base64.encode(HMAC.authenticationCode(.sha256, key: adyenKey, message: Array(signing.utf8)))
+        path = "/webhooks/adyen"
+        body = #"{"live":"false","notificationItems":[{"NotificationRequestItem":{"additionalData":{"hmacSignature":"\#(signature)"},"amount":{"currency":"EUR","value":1999},"eventCode":"AUTHORISATION","eventDate":"2026-11-29T12:00:00+01:00","merchantAccountCode":"BenchMerchant","merchantReference":"order-\#(id)","paymentMethod":"visa","pspReference":"\#(id)","reason":"","success":"true"}}]}"#
+    default:
+        let requestID = UUID().uuidString.lowercased()
+        let ts = String(Int64(now.timeIntervalSince1970))
+        path = "/webhooks/pxp"
+        body = #"{"eventCategory":"Transaction","eventDate":"2026-11-29T12:00:00Z","eventData":{"state":"Authorised","systemTransactionId":"\#(id)","merchantTransactionId":"order-\#(id)","amounts":{"transaction":19.99,"currencyCode":"EUR"}},"eventOwner":{"merchantGroup":"bench","merchant":"bench","site":"bench"}}"#
+        let signature = Base64.encode(HMAC.authenticationCode(.sha256, key: pxpKey, message: Array((requestID + ts + body).utf8)))
+        headers += [("X-Request-Id", requestID), ("X-Signature-Timestamp", ts), ("X-Signature", signature)]
+    }
+    var text = "POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Length: \(body.utf8.count)\r\n"
+    for (name, value) in headers { text += "\(name): \(value)\r\n" }
+    text += "\r\n" + body
+    return Array(text.utf8)
+}
+
+final class Connection {
+    let fd: Int32
+    var buffer: [UInt8] = []
+
+    init?(host: String, port: UInt16) {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if result != 0 { close(fd); return nil }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one request and reads one response; returns the status, or nil if the connection broke.
+    func exchange(_ request: [UInt8]) -> Int? {
+        var sent = 0
+        while sent < request.count {
+            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return nil }
+            sent += n
+        }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = headerEnd() {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                let status = Int(head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
+                var length = 0
+                for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+                    length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+                while buffer.count < end + 4 + length {
+                    let n = recv(fd, &chunk, chunk.count, 0)
+                    if n <= 0 { return nil }
+                    buffer += chunk[..<n]
+                }
+                buffer.removeFirst(end + 4 + length)
+                return status
+            }
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { return nil }
+            buffer += chunk[..<n]
+        }
+    }
+
+    private func headerEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}
+
+struct ThreadResult: Sendable {
+    var latencies: [Double] = []
+    var statuses: [Int: Int] = [:]
+    var broken = 0
+}
+
+let options = parseOptions()
+let results = Mutex<[ThreadResult]>([])
+let start = Date()
+let deadline = start.addingTimeInterval(options.seconds)
+let group = DispatchGroup()
+for connectionIndex in 0..<options.connections {
+    group.enter()
+    let thread = Thread {
+        defer { group.leave() }
+        var result = ThreadResult()
+        var connection = Connection(host: options.host, port: options.port)
+        let interval = options.rate > 0 ? Double(options.connections) / options.rate : 0
+        // Spread the paced connections' first sends over one interval.
+        var scheduled = start.addingTimeInterval(interval * Double(connectionIndex) / Double(options.connections))
+        var n = 0
+        while true {
+            if interval > 0 {
+                let wait = scheduled.timeIntervalSinceNow
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            }
+            if Date() >= deadline { break }
+            let id = "b\(options.runID)c\(connectionIndex)n\(n)"
+            let request = signedRequest(provider: (connectionIndex + n) % 3, id: id, host: options.host)
+            let sentAt = interval > 0 ? scheduled : Date()
+            if connection == nil { connection = Connection(host: options.host, port: options.port) }
+            if let status = connection?.exchange(request) {
+                result.latencies.append(Date().timeIntervalSince(sentAt))
+                result.statuses[status, default: 0] += 1
+            } else {
+                result.broken += 1
+                connection = nil
+            }
+            n += 1
+            scheduled = scheduled.addingTimeInterval(interval)
+        }
+        results.withLock { $0.append(result) }
+    }
+    thread.stackSize = 256 << 10
+    thread.start()
+}
+group.wait()
+let elapsed = Date().timeIntervalSince(start)
+let all = results.withLock { $0 }
+let latencies = all.flatMap(\.latencies).sorted()
+var statuses: [Int: Int] = [:]
+for result in all { statuses.merge(result.statuses, uniquingKeysWith: +) }
+let broken = all.reduce(0) { $0 + $1.broken }
+func percentile(_ p: Double) -> Double {
+    latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1000
+}
+let ok = statuses[200] ?? 0
+let statusText = statuses.keys.sorted().map { "\($0):\(statuses[$0]!)" }.joined(separator: " ")
+print(String(format: "requests=%d ok=%d rate=%.0f/s p50=%.2fms p99=%.2fms p999=%.2fms max=%.2fms",
+             latencies.count, ok, Double(ok) / elapsed, percentile(0.5), percentile(0.99), percentile(0.999),
+             percentile(1.0)) + " statuses=[\(statusText)] broken=\(broken)")
