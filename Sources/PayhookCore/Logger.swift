@@ -103,6 +103,10 @@ public struct Logger: Sendable {
 
     /// JSON string literal with the escapes RFC 8259 requires.
     public static func quote(_ text: String) -> String {
+        // Most keys and values need no escaping: one scan, one copy.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

@@ -24,7 +24,7 @@ public struct WebhookRequest: Sendable {
         self.provider = provider
         self.account = account
         self.rawQuery = rawQuery
-        self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
+        self.headers = headers.map { (name: $0.name.asciiLowercased(), value: $0.value) }
         self.body = body
         self.remoteAddress = remoteAddress
         self.receivedAt = receivedAt
@@ -32,7 +32,7 @@ public struct WebhookRequest: Sendable {
 
     /// The first value of a header, matched case-insensitively.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
+        let wanted = name.asciiLowercased()
         return headers.first { $0.name == wanted }?.value
     }
 
@@ -49,7 +49,8 @@ public struct WebhookRequest: Sendable {
     }
 
     static func percentDecode(_ text: String) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return text }
+        let spaced = String(decoding: text.utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
         return spaced.removingPercentEncoding ?? spaced
     }
 }

@@ -1,3 +1,4 @@
+import PayhookCore
 import CMicroHTTPD
 import Synchronization
 
@@ -145,7 +146,7 @@ final class HTTPExchange: @unchecked Sendable {
                 let nameBytes = UnsafeRawBufferPointer(start: name, count: nameLength)
                 let valueBytes = UnsafeRawBufferPointer(start: value, count: valueLength)
                 headers.pointee.append((
-                    name: String(decoding: nameBytes, as: UTF8.self).lowercased(),
+                    name: String(decoding: nameBytes, as: UTF8.self).asciiLowercased(),
                     value: String(decoding: valueBytes, as: UTF8.self)))
             }, pointer)
         }

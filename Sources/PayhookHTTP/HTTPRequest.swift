@@ -1,3 +1,5 @@
+import PayhookCore
+
 /// One complete HTTP request as the server received it, handed to an `HTTPHandler`.
 ///
 /// Signature verification covers raw bytes, so the body and the query string are kept exactly
@@ -27,7 +29,7 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.path = path
         self.rawQuery = rawQuery
-        self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
+        self.headers = headers.map { (name: $0.name.asciiLowercased(), value: $0.value) }
         self.body = body
         self.remoteAddress = remoteAddress
     }
@@ -47,7 +49,7 @@ public struct HTTPRequest: Sendable {
 
     /// The first value of a header, matched case-insensitively; `nil` if absent.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
+        let wanted = name.asciiLowercased()
         return headers.first { $0.name == wanted }?.value
     }
 }

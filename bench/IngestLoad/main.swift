@@ -2,6 +2,11 @@
 // running payhook over keep-alive HTTP/1.1 connections, one thread per connection.
 //
 //   payhook-ingest-load --target 127.0.0.1:8080 --connections 64 --seconds 10 [--rate 5000]
+//   payhook-ingest-load --target 127.0.0.1:8080 --write-requests FILE --count N
+//
+// The second form only writes N signed requests ("<length>\n<raw HTTP request>" each) for
+// bench/ingest.lua, so that wrk (C, far cheaper per request than this program) can drive the
+// closed-loop throughput phase without signing anything itself.
 //
 // Without --rate it runs closed-loop (as fast as answers come). With --rate it paces requests
 // on a fixed schedule and measures latency from the scheduled send time, so a stalled server
@@ -17,6 +22,11 @@ struct Options {
     var connections = 64
     var seconds = 10.0
     var rate = 0.0
+    /// Closed-loop runs pre-sign this many requests per second of run time (more are signed on
+    /// the fly if needed), so the generator spends its CPU on sending, not on HMACs.
+    var presignRate = 40_000.0
+    var writeRequestsPath: String?
+    var count = 0
     var runID = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
 }
 
@@ -34,6 +44,9 @@ func parseOptions() -> Options {
         case "--seconds": options.seconds = Double(value)!
         case "--rate": options.rate = Double(value)!
         case "--run-id": options.runID = value
+        case "--presign-rate": options.presignRate = Double(value)!
+        case "--write-requests": options.writeRequestsPath = value
+        case "--count": options.count = Int(value)!
         default: fatalError("unknown flag \(flag)")
         }
     }
@@ -146,17 +159,41 @@ struct ThreadResult: Sendable {
 }
 
 let options = parseOptions()
+if let path = options.writeRequestsPath {
+    FileManager.default.createFile(atPath: path, contents: nil)
+    guard let file = FileHandle(forWritingAtPath: path) else { fatalError("cannot write \(path)") }
+    var chunk: [UInt8] = []
+    for n in 0..<options.count {
+        let request = signedRequest(provider: n % 3, id: "w\(options.runID)n\(n)", host: options.host)
+        chunk += Array("\(request.count)\n".utf8) + request
+        if chunk.count > 1 << 20 { file.write(Data(chunk)); chunk.removeAll(keepingCapacity: true) }
+    }
+    file.write(Data(chunk))
+    try? file.close()
+    exit(0)
+}
 let results = Mutex<[ThreadResult]>([])
-let start = Date()
-let deadline = start.addingTimeInterval(options.seconds)
+/// Set once every connection has signed its requests; all threads start together.
+let startBox = Mutex<Date?>(nil)
+let ready = DispatchGroup()
+let go = DispatchSemaphore(value: 0)
 let group = DispatchGroup()
 for connectionIndex in 0..<options.connections {
     group.enter()
+    ready.enter()
     let thread = Thread {
         defer { group.leave() }
         var result = ThreadResult()
         var connection = Connection(host: options.host, port: options.port)
         let interval = options.rate > 0 ? Double(options.connections) / options.rate : 0
+        let expected = Int((options.rate > 0 ? options.rate : options.presignRate) * options.seconds) / options.connections + 1
+        let presigned = (0..<expected).map { n in
+            signedRequest(provider: (connectionIndex + n) % 3, id: "b\(options.runID)c\(connectionIndex)n\(n)", host: options.host)
+        }
+        ready.leave()
+        go.wait()
+        let start = startBox.withLock { $0! }
+        let deadline = start.addingTimeInterval(options.seconds)
         // Spread the paced connections' first sends over one interval.
         var scheduled = start.addingTimeInterval(interval * Double(connectionIndex) / Double(options.connections))
         var n = 0
@@ -166,8 +203,8 @@ for connectionIndex in 0..<options.connections {
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
             if Date() >= deadline { break }
-            let id = "b\(options.runID)c\(connectionIndex)n\(n)"
-            let request = signedRequest(provider: (connectionIndex + n) % 3, id: id, host: options.host)
+            let request = n < presigned.count ? presigned[n]
+                : signedRequest(provider: (connectionIndex + n) % 3, id: "b\(options.runID)c\(connectionIndex)n\(n)", host: options.host)
             let sentAt = interval > 0 ? scheduled : Date()
             if connection == nil { connection = Connection(host: options.host, port: options.port) }
             if let status = connection?.exchange(request) {
@@ -185,8 +222,11 @@ for connectionIndex in 0..<options.connections {
     thread.stackSize = 256 << 10
     thread.start()
 }
+ready.wait()
+startBox.withLock { $0 = Date() }
+for _ in 0..<options.connections { go.signal() }
 group.wait()
-let elapsed = Date().timeIntervalSince(start)
+let elapsed = Date().timeIntervalSince(startBox.withLock { $0! })
 let all = results.withLock { $0 }
 let latencies = all.flatMap(\.latencies).sorted()
 var statuses: [Int: Int] = [:]

@@ -11,22 +11,13 @@ struct WebhookIngress: Sendable {
     let verifiers: WebhookVerifiers
     let writer: InboundEventWriter
     let rejections: RejectedDeliveryRecorder
-    let metrics: MetricsRegistry
+    let metrics: IngressMetrics
     let logger: Logger
     let now: @Sendable () -> Date
 
     /// Route segments accepted as an account name: what can also appear in a variable name.
     static func isValidAccount(_ account: Substring) -> Bool {
         (1...64).contains(account.count) && account.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
-    }
-
-    static func describeMetrics(_ metrics: MetricsRegistry) {
-        metrics.describe("payhook_deliveries_accepted_total", type: "counter", help: "Verified deliveries committed to inbound_events.")
-        metrics.describe("payhook_deliveries_duplicate_total", type: "counter", help: "Verified deliveries already stored (acknowledged, stored once).")
-        metrics.describe("payhook_deliveries_rejected_total", type: "counter", help: "Deliveries refused, by reason.")
-        metrics.describe("payhook_deliveries_failed_total", type: "counter", help: "Verified deliveries not stored (answered 503).")
-        metrics.describe("payhook_signature_warnings_total", type: "counter", help: "Verified deliveries with a warning such as a stale timestamp.")
-        metrics.describe("payhook_ingest_duration_seconds", type: "histogram", help: "From request complete to answer sent.")
     }
 
     /// Handles `/webhooks/{provider}[/{account}]`; returns false for other paths.
@@ -47,15 +38,13 @@ struct WebhookIngress: Sendable {
             }
             account = String(segments[3])
         }
-        let labels: MetricsRegistry.Labels = [("provider", provider.rawValue)]
-
         guard request.method == "POST" else {
-            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "method_not_allowed")])
+            metrics.rejected(provider, reason: "method_not_allowed")
             respond(HTTPResponse(status: 405, headers: [("Allow", "POST"), ("Content-Type", "text/plain")], body: Array("method not allowed\n".utf8)))
             return true
         }
         if let contentType = request.header("content-type"), !Self.isJSON(contentType) {
-            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "unsupported_media_type")])
+            metrics.rejected(provider, reason: "unsupported_media_type")
             respond(.text(415, "content type must be application/json\n"))
             return true
         }
@@ -72,7 +61,7 @@ struct WebhookIngress: Sendable {
                 "provider": .string(provider.rawValue),
                 "variable": .string("PAYHOOK_\(provider.rawValue.uppercased())_\(Configuration.keyRingSuffix(provider))"),
             ])
-            metrics.increment("payhook_deliveries_rejected_total", labels + [("reason", "not_configured")])
+            metrics.rejected(provider, reason: "not_configured")
             respond(.text(503, "provider not configured\n"))
             return true
         }
@@ -85,7 +74,7 @@ struct WebhookIngress: Sendable {
             reject(provider, account: account ?? "", reason: reason.rawValue, status: 401, request, respond)
         case .verified(let delivery):
             for warning in delivery.warnings {
-                metrics.increment("payhook_signature_warnings_total", labels + [("warning", warning)])
+                metrics.registry.increment("payhook_signature_warnings_total", [("provider", provider.rawValue), ("warning", warning)])
                 logger.warning("verified delivery with a warning", ["provider": .string(provider.rawValue), "warning": .string(warning)])
             }
             let draft = InboundEventDraft(
@@ -93,21 +82,20 @@ struct WebhookIngress: Sendable {
                 receivedAt: webhook.receivedAt, remoteAddress: request.remoteAddress,
                 headersJSON: Self.headersJSON(delivery.keptHeaders, contentType: request.header("content-type")),
                 rawQuery: request.rawQuery, body: request.body)
-            let metrics = self.metrics
+            let counters = metrics.of(provider)
             writer.store(draft) { outcome in
                 switch outcome {
                 case .stored:
-                    metrics.increment("payhook_deliveries_accepted_total", labels)
+                    counters.accepted.increment()
                     respond(Self.acknowledgement(provider))
                 case .duplicate:
-                    metrics.increment("payhook_deliveries_duplicate_total", labels)
+                    counters.duplicate.increment()
                     respond(Self.acknowledgement(provider))
                 case .unavailable:
-                    metrics.increment("payhook_deliveries_failed_total", labels)
+                    counters.failed.increment()
                     respond(HTTPResponse(status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")], body: Array("storage unavailable, retry\n".utf8)))
                 }
-                let elapsed = ContinuousClock.now - started
-                metrics.observe("payhook_ingest_duration_seconds", labels, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                counters.latency.observe(ContinuousClock.now - started)
             }
         }
         return true
@@ -122,7 +110,8 @@ struct WebhookIngress: Sendable {
     }
 
     static func isJSON(_ contentType: String) -> Bool {
-        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let media = (contentType.firstIndex(of: ";").map { contentType[..<$0] } ?? Substring(contentType))
+            .trimmingASCIIWhitespace().asciiLowercased()
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
@@ -136,7 +125,7 @@ struct WebhookIngress: Sendable {
         _ provider: ProviderID, account: String, reason: String, status: Int,
         _ request: HTTPRequest, _ respond: @Sendable (HTTPResponse) -> Void
     ) {
-        metrics.increment("payhook_deliveries_rejected_total", [("provider", provider.rawValue), ("reason", reason)])
+        metrics.rejected(provider, reason: reason)
         logger.info("delivery rejected", ["provider": .string(provider.rawValue), "reason": .string(reason), "remote_addr": .string(request.remoteAddress)])
         // Signature headers are kept (they prove nothing without the secret); nothing else is.
         let kept = request.headers.filter { Self.forensicHeaders.contains($0.name) }
@@ -150,4 +139,43 @@ struct WebhookIngress: Sendable {
     static let forensicHeaders: Set<String> = [
         "content-type", "user-agent", "x-signature", "x-request-id", "hmacsignature", "x-signature-timestamp",
     ]
+}
+
+/// The ingress counters, with a handle per provider so the hot path never hashes labels.
+struct IngressMetrics: Sendable {
+    struct PerProvider: Sendable {
+        let accepted: MetricsRegistry.Counter
+        let duplicate: MetricsRegistry.Counter
+        let failed: MetricsRegistry.Counter
+        let latency: MetricsRegistry.Histogram
+    }
+
+    let registry: MetricsRegistry
+    private let perProvider: [ProviderID: PerProvider]
+
+    init(registry: MetricsRegistry) {
+        self.registry = registry
+        registry.describe("payhook_deliveries_accepted_total", type: "counter", help: "Verified deliveries committed to inbound_events.")
+        registry.describe("payhook_deliveries_duplicate_total", type: "counter", help: "Verified deliveries already stored (acknowledged, stored once).")
+        registry.describe("payhook_deliveries_rejected_total", type: "counter", help: "Deliveries refused, by reason.")
+        registry.describe("payhook_deliveries_failed_total", type: "counter", help: "Verified deliveries not stored (answered 503).")
+        registry.describe("payhook_signature_warnings_total", type: "counter", help: "Verified deliveries with a warning such as a stale timestamp.")
+        registry.describe("payhook_ingest_duration_seconds", type: "histogram", help: "From request complete to answer sent.")
+        var perProvider: [ProviderID: PerProvider] = [:]
+        for provider in ProviderID.allCases {
+            let labels = [("provider", provider.rawValue)]
+            perProvider[provider] = PerProvider(
+                accepted: registry.counter("payhook_deliveries_accepted_total", labels),
+                duplicate: registry.counter("payhook_deliveries_duplicate_total", labels),
+                failed: registry.counter("payhook_deliveries_failed_total", labels),
+                latency: registry.histogram("payhook_ingest_duration_seconds", labels))
+        }
+        self.perProvider = perProvider
+    }
+
+    func of(_ provider: ProviderID) -> PerProvider { perProvider[provider]! }
+
+    func rejected(_ provider: ProviderID, reason: String) {
+        registry.increment("payhook_deliveries_rejected_total", [("provider", provider.rawValue), ("reason", reason)])
+    }
 }

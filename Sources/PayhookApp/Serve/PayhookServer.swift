@@ -33,7 +33,6 @@ final class PayhookServer: Sendable {
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
 
-        WebhookIngress.describeMetrics(metrics)
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
         metrics.describe("payhook_ingest_queue_depth", type: "gauge", help: "Verified deliveries waiting for the next commit.")
         metrics.addCollector {
@@ -48,7 +47,7 @@ final class PayhookServer: Sendable {
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
-            metrics: metrics, logger: logger, now: { Date() })
+            metrics: IngressMetrics(registry: metrics), logger: logger, now: { Date() })
         let readiness = ReadinessProbe(pool: pool, migrator: migrator)
 
         var ingressConfig = HTTPServerConfiguration()

@@ -70,7 +70,7 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
 
     private func verifyHeader(_ request: WebhookRequest, body: JSONValue?) -> VerificationResult {
         guard let signatureText = request.nonEmptyHeader("HmacSignature") else { return .rejected(.missingSignature) }
-        guard let signature = try? Base64.decode(signatureText.trimmingCharacters(in: .whitespaces)),
+        guard let signature = try? Base64.decode(signatureText.trimmingASCIIWhitespace()),
               !signature.isEmpty
         else { return .rejected(.malformedSignature) }
         guard let keyIndex = hmacKeys.indexOfKey(signing: request.body, as: signature) else {

@@ -1,3 +1,4 @@
+import PayhookCore
 import Foundation
 
 /// The parts of Mercado Pago's `x-signature` header (`ts=<ts>,v1=<hex>`).
@@ -18,8 +19,8 @@ struct MercadoPagoSignatureHeader: Equatable {
         for part in header.split(separator: ",", omittingEmptySubsequences: true) {
             let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard pair.count == 2 else { continue }
-            let key = pair[0].trimmingCharacters(in: .whitespaces)
-            let value = pair[1].trimmingCharacters(in: .whitespaces)
+            let key = pair[0].trimmingASCIIWhitespace()
+            let value = pair[1].trimmingASCIIWhitespace()
             switch key {
             case "ts":
                 guard ts == nil else { return nil }

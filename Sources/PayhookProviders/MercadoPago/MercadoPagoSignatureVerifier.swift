@@ -45,8 +45,8 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
 
         let requestID = request.nonEmptyHeader("x-request-id")
         let rawDataID = request.queryParameter("data.id").flatMap { $0.isEmpty ? nil : $0 }
-        var candidates: [String?] = [rawDataID?.lowercased()]
-        if let rawDataID, rawDataID.lowercased() != rawDataID { candidates.append(rawDataID) }
+        var candidates: [String?] = [rawDataID?.asciiLowercased()]
+        if let rawDataID, rawDataID.asciiLowercased() != rawDataID { candidates.append(rawDataID) }
 
         var matchedKey: Int?
         for dataID in candidates {

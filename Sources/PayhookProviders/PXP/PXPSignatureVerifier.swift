@@ -46,7 +46,7 @@ public struct PXPSignatureVerifier: WebhookVerifier {
               let requestID = request.nonEmptyHeader("x-request-id"),
               let timestamp = request.nonEmptyHeader("x-signature-timestamp")
         else { return .rejected(.missingSignature) }
-        guard let signature = try? Base64.decode(signatureText.trimmingCharacters(in: .whitespaces)),
+        guard let signature = try? Base64.decode(signatureText.trimmingASCIIWhitespace()),
               !signature.isEmpty
         else { return .rejected(.malformedSignature) }
 

@@ -166,7 +166,20 @@ private struct JSONParser {
 
     private mutating func parseString() throws(JSONParseFailure) -> String {
         index += 1
-        var utf8: [UInt8] = []
+        // Fast path: most strings have no escapes, so they become a String straight from the
+        // input bytes, without a byte-by-byte copy (this parser sits on the ingress hot path).
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw JSONParseFailure() }
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        var utf8 = Array(bytes[start..<index])
         while true {
             guard let byte = peek() else { throw JSONParseFailure() }
             index += 1

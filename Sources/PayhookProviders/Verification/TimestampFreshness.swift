@@ -1,3 +1,4 @@
+import PayhookCore
 import Foundation
 
 /// Freshness checks for signed timestamps, shared by the verifiers that have one.
@@ -9,7 +10,7 @@ enum TimestampFreshness {
     /// (10 today): the unit is told apart by length because providers do not document it.
     /// Otherwise, when `allowISO8601`, an ISO 8601 date-time with or without fractional seconds.
     static func date(from text: String, allowISO8601: Bool) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingASCIIWhitespace()
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             guard trimmed.utf8.count <= 18, let value = Int64(trimmed) else { return nil }
             if trimmed.utf8.count >= 12 {

@@ -7,7 +7,7 @@ extension WebhookRequest {
     func keptHeaders(_ names: [String]) -> [String: String] {
         var kept: [String: String] = [:]
         for name in names {
-            if let value = header(name) { kept[name.lowercased()] = value }
+            if let value = header(name) { kept[name.asciiLowercased()] = value }
         }
         return kept
     }
@@ -15,7 +15,7 @@ extension WebhookRequest {
     /// A header's value exactly as received (it may be signed byte for byte), treating an
     /// empty or all-space value as absent.
     func nonEmptyHeader(_ name: String) -> String? {
-        guard let value = header(name), !value.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        guard let value = header(name), !value.trimmingASCIIWhitespace().isEmpty else { return nil }
         return value
     }
 }

@@ -1,0 +1,39 @@
+/// ASCII-only string helpers for protocol text (headers, signature fields, JSON keys).
+///
+/// Foundation's `trimmingCharacters(in:)` and `lowercased()` go through Unicode tables (and on
+/// Linux through NSString bridging); profiling the ingress path showed them as its largest cost.
+/// Protocol text is ASCII by definition, so these work on UTF-8 bytes. They are written for the
+/// concrete `String` and `Substring` (not generically) so that callers in other modules get
+/// specialized code.
+extension String {
+    /// The text without leading and trailing spaces, tabs, carriage returns and line feeds.
+    public func trimmingASCIIWhitespace() -> String { Substring(self).trimmingASCIIWhitespace() }
+
+    /// The text with ASCII `A`–`Z` lowercased and everything else unchanged; returns the text
+    /// itself without copying when it has no upper-case ASCII letters.
+    public func asciiLowercased() -> String {
+        var hasUpper = false
+        for byte in utf8 where byte >= 65 && byte <= 90 {
+            hasUpper = true
+            break
+        }
+        guard hasUpper else { return self }
+        return String(decoding: utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces, tabs, carriage returns and line feeds.
+    public func trimmingASCIIWhitespace() -> String {
+        var start = utf8.startIndex
+        var end = utf8.endIndex
+        while start < end, Self.isSpace(utf8[start]) { start = utf8.index(after: start) }
+        while end > start, Self.isSpace(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        return String(self[start..<end])
+    }
+
+    /// The text with ASCII `A`–`Z` lowercased and everything else unchanged.
+    public func asciiLowercased() -> String { String(self).asciiLowercased() }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
+}
