@@ -5,8 +5,9 @@
 /// Adding a total, or replacing with an increment, would double-count or lose refunds, so the
 /// shape is explicit.
 ///
-/// The applier keeps the refunded sum per payment and then decides the refund status by
-/// comparing that sum with the payment's amount, through
+/// The applier keeps the refunded sum per payment and, whenever the sum or the payment's
+/// amount changes (a refund may arrive before the authorisation that states the amount),
+/// decides the refund status by comparing the two, through
 /// ``PaymentStatus/refundStatus(refundedMinorUnits:amountMinorUnits:)``: below the amount is
 /// `partially_refunded`, at or above it `refunded`. A decoder never guesses this itself,
 /// because an increment does not say how much was refunded before it.
