@@ -1,0 +1,138 @@
+import Foundation
+import PayhookCore
+
+/// Decodes Adyen webhook bodies into canonical events.
+///
+/// Two shapes arrive on the same route: standard notifications
+/// (`{"live","notificationItems":[{"NotificationRequestItem":{…}}]}`, one event per item) and
+/// tokenization webhooks (`{"type":"recurring.token.…","data":{…}}`). Meanings come from
+/// ``AdyenEventMapping``; unknown codes and types become `.unknown`, never errors, because
+/// Adyen adds codes and every verified delivery must still be acknowledged and stored.
+///
+/// Card data: only `cardSummary` (last four), `expiryDate` and the brand are read; the
+/// canonical values drop anything card-number-like on construction.
+public enum AdyenEventDecoder {
+    /// Decodes every event in one webhook body.
+    ///
+    /// - Parameter body: the raw request body, exactly as received.
+    /// - Returns: one event per notification item, or one event for a tokenization webhook.
+    /// - Throws: ``PayloadError`` when the body is not a JSON object, a required field
+    ///   (`pspReference`, `eventCode`, `success`, a refund's amount, a token id) is missing,
+    ///   or an amount or flag is malformed.
+    public static func decode(body: [UInt8]) throws(PayloadError) -> [CanonicalEvent] {
+        let root = try PayloadNode.parse(body, provider: .adyen)
+        if root["notificationItems"].isPresent {
+            return try root["notificationItems"].elements().map { element throws(PayloadError) in
+                let item = element["NotificationRequestItem"]
+                guard case .object? = item.value else { throw item.error(.missingField) }
+                return try decodeItem(item)
+            }
+        }
+        if let type = try root["type"].string() {
+            return [try decodeTypedWebhook(root, type: type)]
+        }
+        throw root["notificationItems"].error(.missingField)
+    }
+
+    static func decodeItem(_ item: PayloadNode) throws(PayloadError) -> CanonicalEvent {
+        let pspReference = try item["pspReference"].requiredString()
+        let eventCode = try item["eventCode"].requiredString()
+        guard let success = try item["success"].bool() else { throw item["success"].error(.missingField) }
+        guard let meaning = AdyenEventMapping.meaning(eventCode: eventCode, success: success) else {
+            return .unknown(provider: .adyen, eventType: eventCode, reference: pspReference)
+        }
+
+        let extra = item["additionalData"]
+        let currency = try item["amount"]["currency"].string()
+        let itemAmount = try item["amount"]["value"].minorUnitsMoney(currency: currency)
+        let originalReference = try item["originalReference"].string()
+        let account = try item["merchantAccountCode"].string()
+        let occurredAt = item["eventDate"].date()
+        let method = try PayloadNode.firstString(item["paymentMethod"], extra["paymentMethod"])
+        let reason = try item["reason"].string()
+
+        func token(_ reference: String?, shopper: String?) throws(PayloadError) -> VaultTokenSnapshot? {
+            guard let reference else { return nil }
+            return VaultTokenSnapshot(
+                provider: .adyen, account: account, token: reference, shopperReference: shopper,
+                brand: method, last4: try extra["cardSummary"].string(), expiry: try extra["expiryDate"].string(),
+                status: .active, occurredAt: occurredAt)
+        }
+
+        let transition: StatusTransition
+        var refund: RefundChange?
+        var vaultToken: VaultTokenSnapshot?
+        switch meaning {
+        case .status(let mapped):
+            transition = mapped
+        case .refund:
+            guard let itemAmount else { throw item["amount"]["value"].error(.missingField) }
+            transition = .advance(.partiallyRefunded)
+            refund = .increment(reference: pspReference, amount: itemAmount)
+        case .cancelOrRefund:
+            // Adyen says which it did in `modification.action`; without it, cancelled is the
+            // safer reading because the precedence rule keeps a captured payment captured.
+            if try extra["modification.action"].string()?.lowercased() == "refund", let itemAmount {
+                transition = .advance(.partiallyRefunded)
+                refund = .increment(reference: pspReference, amount: itemAmount)
+            } else {
+                transition = .advance(.canceled)
+            }
+        case .refundFailed:
+            transition = .refundFailed
+            refund = .failed(reference: pspReference)
+        case .recurringContract:
+            let reference = try extra["recurring.recurringDetailReference"].string() ?? pspReference
+            let shopper = try PayloadNode.firstString(extra["recurring.shopperReference"], extra["shopperReference"])
+            guard let snapshot = try token(reference, shopper: shopper) else {
+                throw extra["recurring.recurringDetailReference"].error(.missingField)
+            }
+            return .vaultToken(snapshot, change: .created)
+        }
+
+        let isAuthorisation = eventCode == "AUTHORISATION"
+        if isAuthorisation, success {
+            let reference = try PayloadNode.firstString(
+                extra["tokenization.storedPaymentMethodId"], extra["recurring.recurringDetailReference"])
+            let shopper = try PayloadNode.firstString(
+                extra["tokenization.shopperReference"], extra["recurring.shopperReference"])
+            vaultToken = try token(reference, shopper: shopper)
+        }
+
+        return .payment(PaymentSnapshot(
+            provider: .adyen,
+            account: account,
+            providerPaymentID: originalReference ?? pspReference,
+            merchantReference: try item["merchantReference"].string(),
+            amount: isAuthorisation ? itemAmount : nil,
+            modificationAmount: isAuthorisation ? nil : itemAmount,
+            transition: transition,
+            // On a successful AUTHORISATION `reason` is `authCode:last4:expiry`, not a reason.
+            statusDetail: isAuthorisation && success ? nil : reason,
+            providerStatus: eventCode,
+            method: method,
+            funding: try extra["fundingSource"].string()?.lowercased(),
+            occurredAt: occurredAt,
+            refund: refund,
+            vaultToken: vaultToken))
+    }
+
+    static func decodeTypedWebhook(_ root: PayloadNode, type: String) throws(PayloadError) -> CanonicalEvent {
+        let eventID = try root["eventId"].string()
+        guard let (change, status) = AdyenEventMapping.tokenWebhook(type: type) else {
+            return .unknown(provider: .adyen, eventType: type, reference: eventID)
+        }
+        let data = root["data"]
+        let methodType = try data["type"].string()
+        // `scheme` names the card family, not a brand; storing it would overwrite `mc`/`visa`.
+        let brand = methodType.flatMap { ["scheme", "card"].contains($0.lowercased()) ? nil : $0 }
+        return .vaultToken(VaultTokenSnapshot(
+            provider: .adyen,
+            account: try data["merchantAccount"].string(),
+            token: try data["storedPaymentMethodId"].requiredString(),
+            shopperReference: try data["shopperReference"].string(),
+            brand: brand,
+            status: status,
+            occurredAt: root["createdAt"].date()), change: change)
+    }
+}

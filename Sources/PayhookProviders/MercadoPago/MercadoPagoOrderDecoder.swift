@@ -1,0 +1,88 @@
+import Foundation
+import PayhookCore
+
+/// Decodes a Mercado Pago order (`GET /v1/orders/{id}`) into an ``OrderSnapshot``.
+///
+/// The order is fetched state: each transaction payment becomes a ``PaymentSnapshot`` whose
+/// refunds are a ``RefundChange/total(_:)`` (the payment's `refunded_amount`, or the sum of
+/// its non-failed entries in `transactions.refunds`), and whose `occurredAt` is the order's
+/// `last_updated_date` so the applier can refuse an older fetch. A payment made with a saved
+/// card (`payment_method.card_id`) carries a vault token for the payer's `customer_id`; the
+/// one-time `payment_method.token` is never kept.
+public enum MercadoPagoOrderDecoder {
+    /// - Parameter orderJSON: the response body of `GET /v1/orders/{id}`.
+    /// - Throws: ``PayloadError`` when the body is not a JSON object; `id`, `status` or a
+    ///   payment's `id`/`status` is missing; an amount is malformed or has no `currency`; or a
+    ///   payment status is not in ``MercadoPagoStatusMapping`` (fetched state is not guessed).
+    public static func decode(_ orderJSON: [UInt8]) throws(PayloadError) -> OrderSnapshot {
+        let root = try PayloadNode.parse(orderJSON, provider: .mercadopago)
+        let orderID = try root["id"].requiredString()
+        let status = try root["status"].requiredString()
+        let detail = try root["status_detail"].string()
+        let currency = try root["currency"].string()
+        let updatedAt = root["last_updated_date"].date()
+        let account = try root["user_id"].string()
+        let reference = try root["external_reference"].string()
+        let customerID = try root["payer"]["customer_id"].string()
+
+        var refundsByPayment: [String: Int64] = [:]
+        for refund in try root["transactions"]["refunds"].elements() {
+            let refundStatus = try refund["status"].string()?.lowercased()
+            if let refundStatus, ["rejected", "failed", "canceled", "cancelled"].contains(refundStatus) { continue }
+            guard let paymentID = try refund["transaction_id"].string(),
+                  let amount = try refund["amount"].decimalMoney(currency: currency)
+            else { continue }
+            refundsByPayment[paymentID, default: 0] += amount.minorUnits
+        }
+
+        var payments: [PaymentSnapshot] = []
+        for payment in try root["transactions"]["payments"].elements() {
+            let paymentID = try payment["id"].requiredString()
+            let paymentStatus = try payment["status"].requiredString()
+            let paymentDetail = try payment["status_detail"].string()
+            guard let mapped = MercadoPagoStatusMapping.orderStatus(paymentStatus, detail: paymentDetail) else {
+                throw payment["status"].error(.unrecognizedValue)
+            }
+            let method = payment["payment_method"]
+            var refund: RefundChange?
+            if let total = try payment["refunded_amount"].decimalMoney(currency: currency) {
+                refund = .total(total)
+            } else if let summed = refundsByPayment[paymentID], let currency {
+                refund = try? .total(Money(minorUnits: summed, currency: currency))
+            }
+            var vaultToken: VaultTokenSnapshot?
+            if let cardID = try method["card_id"].string() {
+                vaultToken = VaultTokenSnapshot(
+                    provider: .mercadopago, account: account, token: cardID, customerID: customerID,
+                    brand: try method["id"].string(), status: .active, occurredAt: updatedAt)
+            }
+            payments.append(PaymentSnapshot(
+                provider: .mercadopago,
+                account: account,
+                providerPaymentID: paymentID,
+                providerOrderID: orderID,
+                merchantReference: reference,
+                amount: try payment["amount"].decimalMoney(currency: currency),
+                transition: .advance(mapped),
+                statusDetail: paymentDetail,
+                providerStatus: paymentStatus,
+                method: try method["id"].string(),
+                funding: MercadoPagoStatusMapping.funding(try method["type"].string()),
+                occurredAt: updatedAt,
+                refund: refund,
+                vaultToken: vaultToken))
+        }
+
+        return OrderSnapshot(
+            provider: .mercadopago,
+            account: account,
+            providerOrderID: orderID,
+            merchantReference: reference,
+            amount: try root["total_amount"].decimalMoney(currency: currency),
+            providerStatus: status,
+            providerStatusDetail: detail,
+            status: MercadoPagoStatusMapping.orderStatus(status, detail: detail),
+            payments: payments,
+            updatedAt: updatedAt)
+    }
+}
