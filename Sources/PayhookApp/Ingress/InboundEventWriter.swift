@@ -123,7 +123,7 @@ final class InboundEventWriter: Sendable {
                 }
             }
         } catch {
-            let kind = (error as? PostgresError)?.kind
+            let kind = error.kind
             if kind == .connectionFailed || kind == .connectionLost || kind == .poolTimeout {
                 unavailableUntil.withLock { $0 = ContinuousClock.now.advanced(by: .milliseconds(250)) }
             }
