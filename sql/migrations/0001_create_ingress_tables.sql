@@ -22,7 +22,9 @@ CREATE TABLE inbound_events (
 -- Processors claim the oldest due pending rows; the partial index stays small because
 -- processed rows leave it.
 CREATE INDEX inbound_events_due ON inbound_events (next_attempt_at, id) WHERE status = 'pending';
-CREATE INDEX inbound_events_received ON inbound_events (received_at);
+-- Retention scans by age; rows arrive in time order, so a BRIN index serves that at almost no
+-- cost on the insert path (a btree here cost the ingest path a measurable share).
+CREATE INDEX inbound_events_received ON inbound_events USING brin (received_at);
 
 -- Deliveries that failed verification, for forensics. Bodies are truncated by the writer and
 -- the table is pruned by retention, so an attacker cannot grow it without bound.
@@ -37,7 +39,7 @@ CREATE TABLE rejected_deliveries (
     body_size   integer     NOT NULL,
     body        bytea       NOT NULL
 );
-CREATE INDEX rejected_deliveries_received ON rejected_deliveries (received_at);
+CREATE INDEX rejected_deliveries_received ON rejected_deliveries USING brin (received_at);
 
 -- Wakes processors once per inserting statement (a whole group-committed batch), not per row.
 CREATE FUNCTION notify_inbound_events() RETURNS trigger LANGUAGE plpgsql AS $$

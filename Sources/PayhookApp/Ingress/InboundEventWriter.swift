@@ -81,18 +81,31 @@ final class InboundEventWriter: Sendable {
     /// Stops taking deliveries; queued ones are still written before `run` returns.
     func stop() { queue.stop() }
 
+    /// The INSERT text for a batch of `rows` deliveries, built once per batch size.
+    private static let insertStatements = Mutex<[Int: String]>([:])
+
+    static func insertSQL(rows: Int) -> String {
+        if let cached = insertStatements.withLock({ $0[rows] }) { return cached }
+        var sql = "INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body) VALUES "
+        for row in 0..<rows {
+            let base = row * 9
+            if row > 0 { sql += "," }
+            sql += "(" + (1...9).map { "$\(base + $0)" }.joined(separator: ",") + ")"
+        }
+        sql += " ON CONFLICT (provider, dedup_key) DO NOTHING RETURNING id, provider, dedup_key"
+        insertStatements.withLock { $0[rows] = sql }
+        return sql
+    }
+
     private func write(_ batch: [Pending]) async {
         if let until = unavailableUntil.withLock({ $0 }), ContinuousClock.now < until {
             for pending in batch { pending.completion(.unavailable) }
             return
         }
-        var sql = "INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body) VALUES "
+        let sql = Self.insertSQL(rows: batch.count)
         var binds: [PostgresValue] = []
         binds.reserveCapacity(batch.count * 9)
-        for (index, pending) in batch.enumerated() {
-            let base = index * 9
-            if index > 0 { sql += "," }
-            sql += "($\(base + 1),$\(base + 2),$\(base + 3),$\(base + 4),$\(base + 5),$\(base + 6),$\(base + 7),$\(base + 8),$\(base + 9))"
+        for pending in batch {
             let draft = pending.draft
             binds.append(.text(draft.provider.rawValue))
             binds.append(.text(draft.account))
@@ -104,7 +117,6 @@ final class InboundEventWriter: Sendable {
             binds.append(.text(draft.rawQuery))
             binds.append(.bytea(draft.body))
         }
-        sql += " ON CONFLICT (provider, dedup_key) DO NOTHING RETURNING id, provider, dedup_key"
 
         do {
             let rows = try await pool.query(sql, binds)
