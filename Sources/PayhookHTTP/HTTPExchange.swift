@@ -160,7 +160,7 @@ final class HTTPExchange: @unchecked Sendable {
         }
         guard let built else { return false }
         for header in response.headers {
-            let name = header.name.lowercased()
+            let name = header.name.asciiLowercased()
             // libmicrohttpd frames the body itself; a second length header would corrupt it.
             if name == "content-length" || name == "transfer-encoding" { continue }
             _ = payhook_mhd_add_header(built, header.name, header.value)
