@@ -43,6 +43,7 @@ final class InboundEventWriter: Sendable {
 
     private let pool: PostgresPool
     private let logger: Logger
+    private let batchRows: MetricsRegistry.Histogram
     private let queue: GroupCommitQueue<Pending>
     /// After a connection failure, batches fail fast until this instant instead of each waiting
     /// for a connect timeout: the provider gets its 503 at once and retries later.
@@ -51,9 +52,12 @@ final class InboundEventWriter: Sendable {
     /// At most this many rows in one INSERT (9 binds each, well under PostgreSQL's 65,535).
     static let maxBatch = 500
 
-    init(pool: PostgresPool, logger: Logger, capacity: Int = 20_000) {
+    init(pool: PostgresPool, logger: Logger, metrics: MetricsRegistry, capacity: Int = 20_000) {
         self.pool = pool
         self.logger = logger
+        metrics.describe("payhook_ingest_batch_rows", type: "histogram", help: "Deliveries per group-committed INSERT.",
+                         buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500])
+        self.batchRows = metrics.histogram("payhook_ingest_batch_rows")
         let box = WriterBox()
         self.queue = GroupCommitQueue(maxBatch: Self.maxBatch, capacity: capacity) { batch in
             await box.writer?.write(batch)
@@ -102,6 +106,7 @@ final class InboundEventWriter: Sendable {
             for pending in batch { pending.completion(.unavailable) }
             return
         }
+        batchRows.observe(Double(batch.count))
         let sql = Self.insertSQL(rows: batch.count)
         var binds: [PostgresValue] = []
         binds.reserveCapacity(batch.count * 9)

@@ -28,7 +28,7 @@ final class PayhookServer: Sendable {
         self.pool = pool
         let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
         self.migrator = migrator
-        let writer = InboundEventWriter(pool: pool, logger: logger)
+        let writer = InboundEventWriter(pool: pool, logger: logger, metrics: metrics)
         self.writer = writer
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
