@@ -29,7 +29,12 @@ let package = Package(
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.
-        .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto"], swiftSettings: swiftSettings),
+        .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
+                swiftSettings: swiftSettings),
+        // Stand-in for the providers' HTTP APIs (fetch and charge), for tests and local runs.
+        .target(name: "PayhookEmulator", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
+                swiftSettings: swiftSettings),
+        .executableTarget(name: "payhook-emulator", dependencies: ["PayhookEmulator"], swiftSettings: swiftSettings),
         // Composition root.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
@@ -52,6 +57,9 @@ let package = Package(
         .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookEmulatorTests",
+                    dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore", "PayhookCrypto"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp", "PayhookTestSupport"], swiftSettings: swiftSettings),
     ]
 )

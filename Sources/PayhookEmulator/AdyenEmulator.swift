@@ -1,0 +1,194 @@
+import Foundation
+import PayhookCore
+import PayhookHTTP
+import Synchronization
+
+/// Adyen's Checkout API as the emulator serves it under `/adyen`: `POST /v{N}/payments`
+/// (payhook uses `/v72/payments`).
+///
+/// Every request needs `X-API-Key` equal to the configured key, else 401; a `merchantAccount`
+/// other than the configured one answers 403 (Adyen's "Invalid Merchant Account"). A valid
+/// request is a charge whose `resultCode` follows the scripted ``EmulatedChargeResult``
+/// (approved → `Authorised`, pending → `Received`, declined → `Refused` with
+/// `refusalReasonCode`, error → `Error` without a code), answered 200 as Adyen does for
+/// refusals too. With an `Idempotency-Key` (at most 64 characters) the first request executes
+/// and later ones with the same key and body replay its answer; a different body with the same
+/// key answers 422. Without the header every request executes, as in Adyen.
+///
+/// Safe to use from any thread.
+public final class AdyenEmulator: Sendable {
+    /// The endpoints faults and counters refer to.
+    public enum Endpoint: String, Sendable, CaseIterable {
+        /// `POST /v{N}/payments`; resource id = the `Idempotency-Key` (nil without one).
+        case payments
+    }
+
+    private struct State {
+        var payments: [String: [UInt8]] = [:]
+        var faults = FaultPlan()
+        var charges = IdempotencyStore()
+        var script = ChargeScript()
+    }
+
+    /// The API key requests must present as `X-API-Key`.
+    public let apiKey: String
+    /// The merchant account charges must name.
+    public let merchantAccount: String
+    private let state = Mutex(State())
+    private let log: RequestLog
+
+    init(apiKey: String, merchantAccount: String, log: RequestLog) {
+        self.apiKey = apiKey
+        self.merchantAccount = merchantAccount
+        self.log = log
+    }
+
+    /// The answer stored for a charge, by the `pspReference` it returned.
+    public func payment(pspReference: String) -> [UInt8]? { state.withLock { $0.payments[pspReference] } }
+
+    /// Arms a fault for the next `count` authenticated requests to `endpoint`, for the given
+    /// idempotency key only or, with `id` nil, for any. See ``EmulatorFault``.
+    public func fail(next count: Int = 1, with fault: EmulatorFault, on endpoint: Endpoint = .payments, id: String? = nil) {
+        state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
+    }
+
+    /// Queues outcomes for the next new charges, in order; afterwards the default applies.
+    public func scriptCharges(_ results: [EmulatedChargeResult]) {
+        state.withLock { $0.script.queued += results }
+    }
+
+    /// The outcome of new charges once the script is empty (initially `.approved`).
+    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
+        state.withLock { $0.script.fallback = result }
+    }
+
+    /// How many times a charge with this idempotency key actually executed.
+    public func executedCharges(idempotencyKey: String) -> Int {
+        state.withLock { $0.charges.executions(idempotencyKey) }
+    }
+
+    /// How many requests with this key were answered from the idempotency store.
+    public func replayedCharges(idempotencyKey: String) -> Int {
+        state.withLock { $0.charges.replays(idempotencyKey) }
+    }
+
+    /// Requests routed to `endpoint` (with idempotency key `id`, or any), authenticated or not.
+    public func callCount(_ endpoint: Endpoint = .payments, id: String? = nil) -> Int {
+        log.count(provider: .adyen, endpoint: endpoint.rawValue, id: id)
+    }
+
+    func handle(_ request: HTTPRequest, subpath: String) -> EmulatorReply {
+        let segments = subpath.split(separator: "/", omittingEmptySubsequences: true)
+        guard segments.count == 2, segments[0].hasPrefix("v"), Int(segments[0].dropFirst()) != nil,
+              segments[1] == "payments"
+        else {
+            return .json(404, Self.error(404))
+        }
+        guard request.method == "POST" else { return .json(405, Self.error(405)) }
+        let key = request.header("idempotency-key")
+        return route(request, key: key).tagged(Endpoint.payments.rawValue, key)
+    }
+
+    private func route(_ request: HTTPRequest, key: String?) -> EmulatorReply {
+        guard request.header("x-api-key") == apiKey else { return .json(401, Self.error(401)) }
+        return state.withLock { state in
+            let fault = state.faults.consume(endpoint: Endpoint.payments.rawValue, id: key)
+            return answer(fault: fault, errorBody: Self.error) { charge(request, key: key, state: &state) }
+        }
+    }
+
+    private func charge(_ request: HTTPRequest, key: String?, state: inout State) -> EmulatorReply {
+        if let key, key.isEmpty || key.count > 64 {
+            return .json(422, Self.error(422, message: "Idempotency-Key must be 1 to 64 characters"))
+        }
+        guard let body = JSONRequestBody(request.body) else {
+            return .json(400, Self.error(400, message: "Structure of the request is invalid"))
+        }
+        guard body.string("merchantAccount") == merchantAccount else {
+            return .json(403, Self.error(403))
+        }
+        guard let currency = body.string("amount", "currency"), let value = body.numberText("amount", "value"),
+              Int64(value) != nil, let reference = body.string("reference"),
+              body.value(["paymentMethod"]) is [String: Any]
+        else {
+            return .json(422, Self.error(422, message: "amount, reference and paymentMethod are required"))
+        }
+        let fingerprint = body.fingerprint
+        if let key {
+            switch state.charges.lookup(key, fingerprint: fingerprint) {
+            case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
+            case .conflict:
+                return .json(422, Self.error(422, message: "Idempotency key already used with a different request"))
+            case .absent: break
+            }
+        }
+
+        let pspReference = EmulatorIDs.base32(16)
+        var members: [(String, JSONText)] = [("pspReference", .string(pspReference))]
+        switch state.script.next() {
+        case .approved:
+            members.append(("resultCode", .string("Authorised")))
+        case .pending:
+            members.append(("resultCode", .string("Received")))
+        case .declined(let code):
+            members.append(("resultCode", .string("Refused")))
+            members.append(("refusalReason", .string(Self.refusalReason(code))))
+            members.append(("refusalReasonCode", .string(code)))
+        case .error:
+            members.append(("resultCode", .string("Error")))
+            members.append(("refusalReason", .string("Acquirer Error")))
+        }
+        members.append(("amount", .object([("currency", .string(currency)), ("value", .number(value))])))
+        members.append(("merchantReference", .string(reference)))
+        if let model = body.string("recurringProcessingModel") {
+            members.append(("additionalData", .object([("recurringProcessingModel", .string(model))])))
+        }
+        let document = JSONText.object(members).bytes
+        state.payments[pspReference] = document
+        if let key { state.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
+        return EmulatorReply(status: 200, body: document)
+    }
+
+    /// Adyen's refusal reason texts for the codes PROVIDERS.md classifies.
+    static func refusalReason(_ code: String) -> String {
+        switch code {
+        case "2": "Refused"
+        case "4": "Acquirer Error"
+        case "5": "Blocked Card"
+        case "6": "Expired Card"
+        case "8": "Invalid Card Number"
+        case "9": "Issuer Unavailable"
+        case "11": "3D Not Authenticated"
+        case "12": "Not enough balance"
+        case "14", "20": "FRAUD"
+        case "22": "FRAUD-CANCELLED"
+        case "24": "CVC Declined"
+        case "25": "Restricted Card"
+        case "26": "Revocation Of Auth"
+        case "28": "Withdrawal amount exceeded"
+        case "29": "Withdrawal count exceeded"
+        case "31": "Issuer Suspected Fraud"
+        case "38": "Authentication required"
+        case "42": "Declined Non Generic"
+        default: "Refused"
+        }
+    }
+
+    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+
+    /// Adyen's service error shape: `{"status","errorCode","message","errorType"}`. The error
+    /// codes are illustrative except 000 (unauthorized) and 901 (invalid merchant account).
+    static func error(_ status: Int, message: String?) -> JSONText {
+        let (code, text, type): (String, String, String) = switch status {
+        case 401: ("000", "HTTP Status Response - Unauthorized", "security")
+        case 403: ("901", "Invalid Merchant Account", "security")
+        case 404: ("000", "HTTP Status Response - Not Found", "validation")
+        case 405: ("000", "HTTP Status Response - Method Not Allowed", "validation")
+        case 400, 422: ("702", "Structure of the request is invalid", "validation")
+        case 429: ("000", "Too Many Requests", "security")
+        default: ("905", "Internal error", "internal")
+        }
+        return .object([("status", .number(String(status))), ("errorCode", .string(code)),
+                        ("message", .string(message ?? text)), ("errorType", .string(type))])
+    }
+}

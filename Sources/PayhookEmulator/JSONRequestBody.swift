@@ -1,0 +1,41 @@
+import Foundation
+
+/// Read access to a request body parsed by `JSONSerialization`, for the few fields the
+/// emulator needs. The parsed value never leaves the handler (it is not `Sendable`).
+struct JSONRequestBody {
+    let root: [String: Any]
+
+    /// `nil` unless the body is a JSON object.
+    init?(_ body: [UInt8]) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        root = object
+    }
+
+    func value(_ path: [String]) -> Any? {
+        var current: Any? = root
+        for key in path { current = (current as? [String: Any])?[key] }
+        return current
+    }
+
+    func string(_ path: String...) -> String? { value(path) as? String }
+
+    func array(_ path: String...) -> [Any]? { value(path) as? [Any] }
+
+    /// A number as JSON text, or a string as sent (amounts come either way).
+    func numberText(_ path: String...) -> String? {
+        let found = value(path)
+        if let text = found as? String { return text }
+        guard let number = found as? NSNumber else { return nil }
+        let double = number.doubleValue
+        if double == double.rounded(), abs(double) < 1e15 { return String(Int64(double)) }
+        // Swift prints the shortest text that round-trips, which is the decimal that was sent
+        // for any realistic amount.
+        return "\(double)"
+    }
+
+    /// The body re-serialized with sorted keys: equal for requests that differ only in key
+    /// order or whitespace, which is how an idempotent replay is recognized.
+    var fingerprint: [UInt8] {
+        (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
+    }
+}

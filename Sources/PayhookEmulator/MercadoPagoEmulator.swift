@@ -1,0 +1,232 @@
+import Foundation
+import PayhookCore
+import PayhookHTTP
+import Synchronization
+
+/// Mercado Pago's API as the emulator serves it under `/mercadopago`.
+///
+/// - `GET /v1/orders/{id}` and `GET /v1/payments/{id}`: the JSON seeded with
+///   ``putOrder(id:json:)`` / ``putPayment(id:json:)`` (or created by a charge), byte for byte.
+/// - `POST /v1/orders`: a charge. Requires `X-Idempotency-Key` (1–64 characters). The first
+///   request with a key executes: it creates an order whose state follows the scripted
+///   ``EmulatedChargeResult`` (approved → `processed`/`accredited`, pending →
+///   `processing`/`in_process`, declined → `failed`/code, error → `failed`/`processing_error`),
+///   stores it for `GET`, and answers 201 with it. The same key and body again replays that
+///   answer without executing; the same key with a different body answers 409 (UNCONFIRMED:
+///   Mercado Pago's exact answer to a reused key with another body is not documented).
+///
+/// Every request needs `Authorization: Bearer {accessToken}`, else 401. Error bodies imitate
+/// Mercado Pago's `{"message","error","status"}` shape. Safe to use from any thread.
+public final class MercadoPagoEmulator: Sendable {
+    /// The endpoints faults and counters refer to.
+    public enum Endpoint: String, Sendable, CaseIterable {
+        /// `GET /v1/orders/{id}`; resource id = order id.
+        case order
+        /// `GET /v1/payments/{id}`; resource id = payment id.
+        case payment
+        /// `POST /v1/orders`; resource id = the `X-Idempotency-Key`.
+        case createOrder
+    }
+
+    private struct State {
+        var orders: [String: [UInt8]] = [:]
+        var payments: [String: [UInt8]] = [:]
+        var faults = FaultPlan()
+        var charges = IdempotencyStore()
+        var script = ChargeScript()
+    }
+
+    /// The access token requests must present.
+    public let accessToken: String
+    /// Currency of orders created by charges when the request names none (an account's site
+    /// currency in the real API).
+    public let currency: String
+    /// `user_id` of orders created by charges: the collector account.
+    public let userID: String
+    private let state = Mutex(State())
+    private let log: RequestLog
+
+    init(accessToken: String, currency: String, userID: String, log: RequestLog) {
+        self.accessToken = accessToken
+        self.currency = currency
+        self.userID = userID
+        self.log = log
+    }
+
+    /// Seeds (or replaces) the order served at `GET /v1/orders/{id}`.
+    public func putOrder(id: String, json: [UInt8]) { state.withLock { $0.orders[id] = json } }
+
+    /// Seeds (or replaces) the order served at `GET /v1/orders/{id}`.
+    public func putOrder(id: String, json: String) { putOrder(id: id, json: Array(json.utf8)) }
+
+    /// Seeds (or replaces) the payment served at `GET /v1/payments/{id}`.
+    public func putPayment(id: String, json: [UInt8]) { state.withLock { $0.payments[id] = json } }
+
+    /// Seeds (or replaces) the payment served at `GET /v1/payments/{id}`.
+    public func putPayment(id: String, json: String) { putPayment(id: id, json: Array(json.utf8)) }
+
+    /// The order body currently served for `id` (seeded or created by a charge).
+    public func order(id: String) -> [UInt8]? { state.withLock { $0.orders[id] } }
+
+    /// Arms a fault for the next `count` authenticated requests to `endpoint`, for resource
+    /// `id` only or, with `id` nil, for any resource. See ``EmulatorFault``.
+    public func fail(next count: Int = 1, with fault: EmulatorFault, on endpoint: Endpoint, id: String? = nil) {
+        state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
+    }
+
+    /// Queues outcomes for the next new charges, in order; afterwards `defaultResult` applies.
+    public func scriptCharges(_ results: [EmulatedChargeResult]) {
+        state.withLock { $0.script.queued += results }
+    }
+
+    /// The outcome of new charges once the script is empty (initially `.approved`).
+    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
+        state.withLock { $0.script.fallback = result }
+    }
+
+    /// How many times a charge with this idempotency key actually executed (0 or 1 unless a
+    /// fault made the first attempt answer without executing).
+    public func executedCharges(idempotencyKey: String) -> Int {
+        state.withLock { $0.charges.executions(idempotencyKey) }
+    }
+
+    /// How many requests with this key were answered from the idempotency store.
+    public func replayedCharges(idempotencyKey: String) -> Int {
+        state.withLock { $0.charges.replays(idempotencyKey) }
+    }
+
+    /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
+    public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
+        log.count(provider: .mercadopago, endpoint: endpoint.rawValue, id: id)
+    }
+
+    func handle(_ request: HTTPRequest, subpath: String) -> EmulatorReply {
+        let endpoint: Endpoint
+        let id: String?
+        switch (request.method, subpath) {
+        case ("GET", let path) where path.hasPrefix("/v1/orders/") && path.count > "/v1/orders/".count:
+            endpoint = .order
+            id = String(path.dropFirst("/v1/orders/".count))
+        case ("GET", let path) where path.hasPrefix("/v1/payments/") && path.count > "/v1/payments/".count:
+            endpoint = .payment
+            id = String(path.dropFirst("/v1/payments/".count))
+        case ("POST", "/v1/orders"), ("POST", "/v1/orders/"):
+            endpoint = .createOrder
+            id = request.header("x-idempotency-key")
+        default:
+            return .json(404, Self.error(404))
+        }
+        let reply = route(request, endpoint: endpoint, id: id)
+        return reply.tagged(endpoint.rawValue, id)
+    }
+
+    private func route(_ request: HTTPRequest, endpoint: Endpoint, id: String?) -> EmulatorReply {
+        guard request.header("authorization") == "Bearer \(accessToken)" else {
+            return .json(401, Self.error(401))
+        }
+        return state.withLock { state in
+            let fault = state.faults.consume(endpoint: endpoint.rawValue, id: id)
+            return answer(fault: fault, errorBody: Self.error) {
+                switch endpoint {
+                case .order:
+                    guard let id, let body = state.orders[id] else { return .json(404, Self.error(404)) }
+                    return EmulatorReply(status: 200, body: body)
+                case .payment:
+                    guard let id, let body = state.payments[id] else { return .json(404, Self.error(404)) }
+                    return EmulatorReply(status: 200, body: body)
+                case .createOrder:
+                    return createOrder(request, key: id, state: &state)
+                }
+            }
+        }
+    }
+
+    private func createOrder(_ request: HTTPRequest, key: String?, state: inout State) -> EmulatorReply {
+        guard let key, !key.isEmpty, key.count <= 64 else {
+            return .json(400, Self.error(400, message: "X-Idempotency-Key is required and at most 64 characters"))
+        }
+        guard let body = JSONRequestBody(request.body),
+              let total = body.string("total_amount"),
+              let payments = body.array("transactions", "payments"), !payments.isEmpty
+        else {
+            return .json(400, Self.error(400, message: "total_amount and transactions.payments are required"))
+        }
+        let fingerprint = body.fingerprint
+        switch state.charges.lookup(key, fingerprint: fingerprint) {
+        case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
+        case .conflict: return .json(409, Self.error(409, message: "idempotency key already used with a different request"))
+        case .absent: break
+        }
+
+        let result = state.script.next()
+        let (status, detail): (String, String) = switch result {
+        case .approved: ("processed", "accredited")
+        case .pending: ("processing", "in_process")
+        case .declined(let code): ("failed", code)
+        case .error: ("failed", "processing_error")
+        }
+        let orderID = "ORD" + EmulatorIDs.base32(26)
+        let now = EmulatorIDs.timestamp()
+        let currency = body.string("currency") ?? self.currency
+        var paymentDocuments: [JSONText] = []
+        for payment in payments {
+            let fields = payment as? [String: Any] ?? [:]
+            let method = fields["payment_method"] as? [String: Any]
+            var methodMembers: [(String, JSONText)] = []
+            for field in ["id", "type", "card_id"] {
+                if let value = method?[field] as? String { methodMembers.append((field, .string(value))) }
+            }
+            let amount = (fields["amount"] as? String) ?? total
+            paymentDocuments.append(.object([
+                ("id", .string("PAY" + EmulatorIDs.base32(26))),
+                ("amount", .string(amount)),
+                ("paid_amount", .string(result == .approved ? amount : "0.00")),
+                ("status", .string(status)),
+                ("status_detail", .string(detail)),
+                ("payment_method", .object(methodMembers)),
+            ]))
+        }
+        var members: [(String, JSONText)] = [
+            ("id", .string(orderID)),
+            ("type", .string(body.string("type") ?? "online")),
+            ("processing_mode", .string(body.string("processing_mode") ?? "automatic")),
+            ("total_amount", .string(total)),
+            ("total_paid_amount", .string(result == .approved ? total : "0.00")),
+            ("currency", .string(currency)),
+            ("user_id", .string(userID)),
+            ("status", .string(status)),
+            ("status_detail", .string(detail)),
+            ("created_date", .string(now)),
+            ("last_updated_date", .string(now)),
+        ]
+        if let reference = body.string("external_reference") {
+            members.insert(("external_reference", .string(reference)), at: 3)
+        }
+        if let customer = body.string("payer", "customer_id") {
+            members.append(("payer", .object([("customer_id", .string(customer))])))
+        }
+        members.append(("transactions", .object([("payments", .array(paymentDocuments))])))
+        let document = JSONText.object(members).bytes
+        state.orders[orderID] = document
+        // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
+        // real API may answer a failed order with another status.
+        state.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
+        return EmulatorReply(status: 201, body: document)
+    }
+
+    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+
+    static func error(_ status: Int, message: String?) -> JSONText {
+        let (code, text): (String, String) = switch status {
+        case 400: ("bad_request", "invalid request")
+        case 401: ("unauthorized", "invalid access token")
+        case 403: ("forbidden", "forbidden")
+        case 404: ("not_found", "resource not found")
+        case 409: ("conflict", "conflict")
+        case 429: ("too_many_requests", "too many requests")
+        default: ("internal_error", "internal error")
+        }
+        return .object([("message", .string(message ?? text)), ("error", .string(code)),
+                        ("status", .number(String(status))), ("cause", .array([]))])
+    }
+}

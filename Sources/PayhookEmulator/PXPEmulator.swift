@@ -1,0 +1,262 @@
+import Foundation
+import PayhookCore
+import PayhookCrypto
+import PayhookHTTP
+import Synchronization
+
+/// PXP Unity's transactions API as the emulator serves it under `/pxp/api/v1`.
+///
+/// - `GET /transactions/{systemTransactionId}`: the JSON seeded with
+///   ``putTransaction(id:json:)`` (or created by a charge), byte for byte.
+/// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required). The
+///   first request with an id executes: a transaction whose state follows the scripted
+///   ``EmulatedChargeResult`` (approved → `Captured` for intent `Purchase`, else `Authorised`;
+///   pending → `Pending`; declined → `Refused` with `stateData.code`; error → `Error`), stored
+///   for `GET` and answered 200. The same id again replays it (UNCONFIRMED: the real API may
+///   reject a duplicate `merchantTransactionId` instead; payhook looks the transaction up
+///   before retrying either way).
+///
+/// Every request must carry `X-Client-Id` equal to the configured client id, an
+/// `X-Request-Id`, and `Authorization: PXP-UST1 {tokenId}:{timestamp}:{hmac}` with the
+/// configured token id, a Unix timestamp in seconds or milliseconds and a base64 SHA-256 HMAC;
+/// else 401. When `verifiesSignatures` is on, the HMAC is recomputed here, independently of
+/// payhook's `PXPRequestSigner`, over `timestamp + requestId + method + path + body` with the
+/// token value's UTF-8 bytes as key (the same UNCONFIRMED assumption). The path is rebuilt by
+/// re-escaping the decoded path the server sees, so ids containing `/` cannot be verified.
+///
+/// Safe to use from any thread.
+public final class PXPEmulator: Sendable {
+    /// The endpoints faults and counters refer to.
+    public enum Endpoint: String, Sendable, CaseIterable {
+        /// `GET /transactions/{id}`; resource id = `systemTransactionId`.
+        case transaction
+        /// `POST /transactions`; resource id = `merchantTransactionId`.
+        case createTransaction
+    }
+
+    private struct State {
+        var transactions: [String: [UInt8]] = [:]
+        var faults = FaultPlan()
+        var charges = IdempotencyStore()
+        var script = ChargeScript()
+    }
+
+    /// Expected in `X-Client-Id`.
+    public let clientID: String
+    /// Expected as the first part of the `PXP-UST1` credential.
+    public let tokenID: String
+    /// The HMAC key; not public, so a test cannot print it by accident.
+    let tokenValue: String
+    /// The only `merchant` charges may name.
+    public let merchant: String
+    /// The only `site` charges may name.
+    public let site: String
+    /// Whether the HMAC in `Authorization` is recomputed and compared, or only its form checked.
+    public let verifiesSignatures: Bool
+    private let state = Mutex(State())
+    private let log: RequestLog
+
+    init(clientID: String, tokenID: String, tokenValue: String, merchant: String, site: String,
+         verifiesSignatures: Bool, log: RequestLog) {
+        self.clientID = clientID
+        self.tokenID = tokenID
+        self.tokenValue = tokenValue
+        self.merchant = merchant
+        self.site = site
+        self.verifiesSignatures = verifiesSignatures
+        self.log = log
+    }
+
+    /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
+    public func putTransaction(id: String, json: [UInt8]) { state.withLock { $0.transactions[id] = json } }
+
+    /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
+    public func putTransaction(id: String, json: String) { putTransaction(id: id, json: Array(json.utf8)) }
+
+    /// The transaction body currently served for `id` (seeded or created by a charge).
+    public func transaction(id: String) -> [UInt8]? { state.withLock { $0.transactions[id] } }
+
+    /// Arms a fault for the next `count` authenticated requests to `endpoint`, for resource
+    /// `id` only or, with `id` nil, for any resource. See ``EmulatorFault``.
+    public func fail(next count: Int = 1, with fault: EmulatorFault, on endpoint: Endpoint, id: String? = nil) {
+        state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
+    }
+
+    /// Queues outcomes for the next new charges, in order; afterwards the default applies.
+    public func scriptCharges(_ results: [EmulatedChargeResult]) {
+        state.withLock { $0.script.queued += results }
+    }
+
+    /// The outcome of new charges once the script is empty (initially `.approved`).
+    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
+        state.withLock { $0.script.fallback = result }
+    }
+
+    /// How many times a charge with this `merchantTransactionId` actually executed.
+    public func executedCharges(merchantTransactionID: String) -> Int {
+        state.withLock { $0.charges.executions(merchantTransactionID) }
+    }
+
+    /// How many requests with this `merchantTransactionId` were answered from the store.
+    public func replayedCharges(merchantTransactionID: String) -> Int {
+        state.withLock { $0.charges.replays(merchantTransactionID) }
+    }
+
+    /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
+    public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
+        log.count(provider: .pxp, endpoint: endpoint.rawValue, id: id)
+    }
+
+    func handle(_ request: HTTPRequest, subpath: String, fullPath: String) -> EmulatorReply {
+        let collection = "/api/v1/transactions"
+        let endpoint: Endpoint
+        let id: String?
+        switch (request.method, subpath) {
+        case ("GET", let path) where path.hasPrefix(collection + "/") && path.count > collection.count + 1:
+            endpoint = .transaction
+            id = String(path.dropFirst(collection.count + 1))
+        case ("POST", collection), ("POST", collection + "/"):
+            endpoint = .createTransaction
+            id = JSONRequestBody(request.body)?.string("merchantTransactionId")
+        default:
+            return .json(404, Self.error(404))
+        }
+        return route(request, endpoint: endpoint, id: id, fullPath: fullPath).tagged(endpoint.rawValue, id)
+    }
+
+    private func route(_ request: HTTPRequest, endpoint: Endpoint, id: String?, fullPath: String) -> EmulatorReply {
+        if let problem = authenticationProblem(request, fullPath: fullPath) {
+            return .json(401, Self.error(401, message: problem))
+        }
+        return state.withLock { state in
+            let fault = state.faults.consume(endpoint: endpoint.rawValue, id: id)
+            return answer(fault: fault, errorBody: Self.error) {
+                switch endpoint {
+                case .transaction:
+                    guard let id, let body = state.transactions[id] else { return .json(404, Self.error(404)) }
+                    return EmulatorReply(status: 200, body: body)
+                case .createTransaction:
+                    return createTransaction(request, merchantTransactionID: id, state: &state)
+                }
+            }
+        }
+    }
+
+    /// Why the request's credentials are refused, or `nil`. The reasons name the failing part,
+    /// never a credential value.
+    func authenticationProblem(_ request: HTTPRequest, fullPath: String) -> String? {
+        guard request.header("x-client-id") == clientID else { return "X-Client-Id missing or unknown" }
+        guard let requestID = request.header("x-request-id"), !requestID.isEmpty else { return "X-Request-Id missing" }
+        guard let authorization = request.header("authorization"), authorization.hasPrefix("PXP-UST1 ") else {
+            return "Authorization is not PXP-UST1"
+        }
+        let parts = authorization.dropFirst("PXP-UST1 ".count).split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return "Authorization is not tokenId:timestamp:hmac" }
+        let (token, timestamp, signature) = (String(parts[0]), String(parts[1]), String(parts[2]))
+        guard token == tokenID else { return "unknown token id" }
+        guard [10, 13].contains(timestamp.count), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return "timestamp is not Unix seconds or milliseconds"
+        }
+        guard let received = try? Base64.decode(signature), received.count == 32 else {
+            return "hmac is not base64 SHA-256"
+        }
+        guard verifiesSignatures else { return nil }
+        var message = Array(timestamp.utf8) + Array(requestID.utf8) + Array(request.method.utf8)
+        message += Self.wirePath(fullPath).utf8
+        message += request.body
+        let expected = HMAC.authenticationCode(.sha256, key: Array(tokenValue.utf8), message: message)
+        return ConstantTime.equals(expected, received) ? nil : "hmac does not match"
+    }
+
+    /// The decoded path escaped again segment by segment (RFC 3986 unreserved bytes kept), as
+    /// a client that escapes ids that way put it on the wire.
+    static func wirePath(_ decoded: String) -> String {
+        var out = ""
+        for byte in decoded.utf8 {
+            let keep = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/")
+            if keep {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
+    private func createTransaction(_ request: HTTPRequest, merchantTransactionID: String?, state: inout State) -> EmulatorReply {
+        guard let body = JSONRequestBody(request.body) else { return .json(400, Self.error(400, message: "body is not a JSON object")) }
+        guard let merchantTransactionID, !merchantTransactionID.isEmpty else {
+            return .json(400, Self.error(400, message: "merchantTransactionId is required"))
+        }
+        guard body.string("merchant") == merchant, body.string("site") == site else {
+            return .json(403, Self.error(403, message: "merchant or site not allowed for this client"))
+        }
+        guard let amount = body.numberText("amounts", "transaction"), let currency = body.string("amounts", "currencyCode") else {
+            return .json(400, Self.error(400, message: "amounts.transaction and amounts.currencyCode are required"))
+        }
+        let fingerprint = body.fingerprint
+        switch state.charges.lookup(merchantTransactionID, fingerprint: fingerprint) {
+        case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
+        case .conflict: return .json(409, Self.error(409, message: "merchantTransactionId already used"))
+        case .absent: break
+        }
+
+        let intent = body.string("transactionMethod", "intent") ?? "Authorisation"
+        var stateMembers: [(String, JSONText)] = []
+        switch state.script.next() {
+        case .approved:
+            let approved = intent == "Purchase" ? "Captured" : "Authorised"
+            stateMembers = [("state", .string(approved)), ("stateMessage", .string("Transaction \(approved)"))]
+        case .pending:
+            stateMembers = [("state", .string("Pending")), ("stateMessage", .string("Transaction Pending"))]
+        case .declined(let code):
+            stateMembers = [("state", .string("Refused")), ("stateMessage", .string("Transaction Refused")),
+                            ("stateData", .object([("code", .string(code))]))]
+        case .error:
+            stateMembers = [("state", .string("Error")), ("stateMessage", .string("Transaction Error"))]
+        }
+        let systemTransactionID = EmulatorIDs.uuid()
+        let document = JSONText.object(
+            [("systemTransactionId", .string(systemTransactionID))] + stateMembers + [
+                ("transactionMethod", .object([
+                    ("intent", .string(intent)),
+                    ("fundingType", .string(body.string("transactionMethod", "fundingType") ?? "Card")),
+                    ("entryType", .string(body.string("transactionMethod", "entryType") ?? "Ecom")),
+                ])),
+                ("merchant", .string(merchant)),
+                ("site", .string(site)),
+                ("merchantTransactionId", .string(merchantTransactionID)),
+                ("merchantTransactionDate", .string(body.string("merchantTransactionDate") ?? EmulatorIDs.timestamp())),
+                ("amounts", .object([("transactionValue", .number(amount)), ("currencyCode", .string(currency))])),
+            ]).bytes
+        state.transactions[systemTransactionID] = document
+        // UNCONFIRMED: 200 for every outcome, the decline being in `state`.
+        state.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
+        return EmulatorReply(status: 200, body: document)
+    }
+
+    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+
+    /// An approximation of PXP's error shape (UNCONFIRMED field names).
+    static func error(_ status: Int, message: String?) -> JSONText {
+        let text = switch status {
+        case 400: "Bad request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not found"
+        case 409: "Conflict"
+        case 429: "Too many requests"
+        default: "Internal server error"
+        }
+        return .object([("status", .number(String(status))), ("title", .string(text)),
+                        ("detail", .string(message ?? text))])
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,184 @@
+import Dispatch
+import Foundation
+import PayhookCore
+import PayhookHTTP
+
+/// One HTTP server that plays Mercado Pago, Adyen and PXP Unity for tests and local runs.
+///
+/// Each provider lives under its own path prefix, so a client configured with the base URL
+/// from ``baseURL(for:)`` sends exactly the paths it would send to the provider:
+///
+/// | provider    | base URL                                 | endpoints                                            |
+/// |-------------|------------------------------------------|------------------------------------------------------|
+/// | Mercado Pago| `http://127.0.0.1:{port}/mercadopago`    | `GET /v1/orders/{id}`, `GET /v1/payments/{id}`, `POST /v1/orders` |
+/// | Adyen       | `http://127.0.0.1:{port}/adyen`          | `POST /v72/payments`                                 |
+/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{id}`, `POST /transactions`       |
+///
+/// State is in memory: seed it through ``mercadoPago``, ``adyen`` and ``pxp``, arm faults
+/// there, and read the ``requests`` log (credentials redacted) and per-endpoint counters.
+///
+/// ```swift
+/// let emulator = try ProviderEmulator()
+/// try emulator.start()
+/// defer { emulator.stop() }
+/// emulator.mercadoPago.putOrder(id: "ORD1", json: orderJSON)
+/// emulator.mercadoPago.fail(next: 1, with: .status(503), on: .order, id: "ORD1")
+/// ```
+///
+/// Handlers run on the server's polling thread and answer at once (delayed answers are sent
+/// from a Dispatch queue), so a delayed request never blocks the others. All methods are
+/// thread-safe; `stop()` must not be called from a handler.
+public final class ProviderEmulator: Sendable {
+    /// Listen address and the credentials the emulated providers accept.
+    public struct Configuration: Sendable {
+        /// Listen address; numeric, so base URLs can be built from it.
+        public var host = "127.0.0.1"
+        /// Listen port; 0 picks an ephemeral one (see ``ProviderEmulator/port``).
+        public var port = 0
+        /// Delayed answers (``EmulatorFault/timeout(after:)``) must be shorter than this, or the
+        /// server answers 503 first.
+        public var handlerTimeoutSeconds = 60
+        /// Accepted as `Authorization: Bearer …`.
+        public var mercadoPagoAccessToken = "TEST-payhook-emulator-access-token"
+        /// Currency of orders created by charges that name none.
+        public var mercadoPagoCurrency = "BRL"
+        /// `user_id` of orders created by charges.
+        public var mercadoPagoUserID = "1873904477"
+        /// Accepted as `X-API-Key`.
+        public var adyenAPIKey = "payhook-emulator-adyen-api-key"
+        /// The only `merchantAccount` charges may name.
+        public var adyenMerchantAccount = "PayhookECOM"
+        /// Expected in `X-Client-Id`.
+        public var pxpClientID = "payhook-emulator-client"
+        /// Expected as the first part of the `PXP-UST1` credential.
+        public var pxpTokenID = "payhook-emulator-token"
+        /// The HMAC key PXP requests are verified with.
+        public var pxpTokenValue = "payhook-emulator-token-value"
+        /// The only `merchant` PXP charges may name.
+        public var pxpMerchant = "PAYHOOK-1"
+        /// The only `site` PXP charges may name.
+        public var pxpSite = "SITE-EU"
+        /// Recompute PXP request HMACs (see ``PXPEmulator``); off, only their form is checked.
+        public var pxpVerifiesSignatures = true
+
+        /// The defaults: loopback, an ephemeral port, the test credentials above.
+        public init() {}
+    }
+
+    /// The configuration the emulator was created with (credentials included: it is test data).
+    public let configuration: Configuration
+    /// Mercado Pago, under `/mercadopago`.
+    public let mercadoPago: MercadoPagoEmulator
+    /// Adyen Checkout, under `/adyen`.
+    public let adyen: AdyenEmulator
+    /// PXP Unity, under `/pxp/api/v1`.
+    public let pxp: PXPEmulator
+    private let server: HTTPServer
+    private let log: RequestLog
+
+    /// Creates the emulator; nothing is bound until ``start()``.
+    /// - Throws: `HTTPServerError` for an invalid listen configuration.
+    public init(configuration: Configuration = Configuration()) throws(HTTPServerError) {
+        let log = RequestLog()
+        let mercadoPago = MercadoPagoEmulator(
+            accessToken: configuration.mercadoPagoAccessToken, currency: configuration.mercadoPagoCurrency,
+            userID: configuration.mercadoPagoUserID, log: log)
+        let adyen = AdyenEmulator(
+            apiKey: configuration.adyenAPIKey, merchantAccount: configuration.adyenMerchantAccount, log: log)
+        let pxp = PXPEmulator(
+            clientID: configuration.pxpClientID, tokenID: configuration.pxpTokenID,
+            tokenValue: configuration.pxpTokenValue, merchant: configuration.pxpMerchant, site: configuration.pxpSite,
+            verifiesSignatures: configuration.pxpVerifiesSignatures, log: log)
+
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        serverConfiguration.handlerTimeoutSeconds = configuration.handlerTimeoutSeconds
+        serverConfiguration.threadCount = 1
+        // Long enough to hold a connection through a delayed answer.
+        serverConfiguration.connectionTimeoutSeconds = max(10, configuration.handlerTimeoutSeconds)
+        self.server = try HTTPServer(configuration: serverConfiguration) { request, respond in
+            let reply = Self.dispatch(request, mercadoPago: mercadoPago, adyen: adyen, pxp: pxp)
+            log.append(EmulatedRequest(
+                provider: reply.provider, endpoint: reply.reply.endpoint, resourceID: reply.reply.resourceID,
+                method: request.method, path: request.path, headers: EmulatedRequest.redact(request.headers),
+                status: reply.reply.status))
+            if let delay = reply.reply.delay {
+                let response = reply.reply.response
+                DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) {
+                    respond(response)
+                }
+            } else {
+                respond(reply.reply.response)
+            }
+        }
+        self.configuration = configuration
+        self.mercadoPago = mercadoPago
+        self.adyen = adyen
+        self.pxp = pxp
+        self.log = log
+    }
+
+    /// Binds and starts serving.
+    /// - Throws: `HTTPServerError`, e.g. `.startFailed` when the port is taken.
+    public func start() throws(HTTPServerError) { try server.start() }
+
+    /// Stops serving; answers still delayed are dropped. Idempotent.
+    public func stop() { server.stop() }
+
+    /// The bound port (useful with port 0); 0 when not running.
+    public var port: Int { server.boundPort }
+
+    /// Where a client of `provider` should point: see the table in the type's documentation.
+    public func baseURL(for provider: ProviderID) -> URL {
+        let path = switch provider {
+        case .mercadopago: "/mercadopago"
+        case .adyen: "/adyen"
+        case .pxp: "/pxp/api/v1"
+        }
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = configuration.host
+        components.port = port
+        components.path = path
+        // The components are a numeric host, a port and a constant path, which always form a
+        // URL; the fallback only keeps this total.
+        return components.url ?? URL(fileURLWithPath: path)
+    }
+
+    /// Every request received so far, oldest first (bounded), credentials redacted.
+    public var requests: [EmulatedRequest] { log.all }
+
+    /// Empties the request log (counters derive from it, so they restart too).
+    public func clearRequestLog() { log.removeAll() }
+
+    private static func dispatch(
+        _ request: HTTPRequest, mercadoPago: MercadoPagoEmulator, adyen: AdyenEmulator, pxp: PXPEmulator
+    ) -> (provider: ProviderID?, reply: EmulatorReply) {
+        let path = request.path
+        if let subpath = subpath(path, under: "/mercadopago") {
+            return (.mercadopago, mercadoPago.handle(request, subpath: subpath))
+        }
+        if let subpath = subpath(path, under: "/adyen") {
+            return (.adyen, adyen.handle(request, subpath: subpath))
+        }
+        if let subpath = subpath(path, under: "/pxp") {
+            return (.pxp, pxp.handle(request, subpath: subpath, fullPath: path))
+        }
+        return (nil, .json(404, .object([("error", .string("no emulated provider at this path"))])))
+    }
+
+    private static func subpath(_ path: String, under prefix: String) -> String? {
+        guard path.hasPrefix(prefix) else { return nil }
+        let rest = path.dropFirst(prefix.count)
+        guard rest.isEmpty || rest.hasPrefix("/") else { return nil }
+        return String(rest)
+    }
+
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow, seconds >= 0 else { return .seconds(Int(clamping: max(0, seconds))) }
+        return .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import PayhookCore
+import PayhookHTTP
+
+/// One call to a provider API, shared by the provider clients so that URL building, path
+/// escaping and the status table are the same for all of them.
+///
+/// `operation` names the call in errors (`"pxp GET /transactions"`); it never contains ids,
+/// credentials or bodies, and neither does anything else this type puts in an error.
+struct ProviderAPIRequest: Sendable {
+    var operation: String
+    var method: String
+    var url: URL
+    var headers: [(String, String)]
+    var body: [UInt8] = []
+    var timeout: Duration
+
+    /// Sends the request and returns the body of a 2xx answer.
+    /// - Throws: `ProviderAPIError` from the status (`forStatus`) or the transport failure.
+    func send(via http: any HTTPClient) async throws(ProviderAPIError) -> [UInt8] {
+        let response: HTTPClientResponse
+        do {
+            response = try await http.send(HTTPClientRequest(
+                method: method, url: url, headers: headers, body: body, timeout: timeout))
+        } catch {
+            throw ProviderAPIError(transport: error, operation: operation)
+        }
+        if let error = ProviderAPIError.forStatus(response.status, operation: operation) { throw error }
+        return response.body
+    }
+
+    /// `base` + `path`, where `path` starts with `/` and is already percent-encoded.
+    ///
+    /// String concatenation rather than `appendingPathComponent`, which would escape the `%`
+    /// of an already escaped id a second time.
+    /// - Throws: `.invalidResponse` if the result is not a URL (a misconfigured base URL).
+    static func url(base: URL, path: String, operation: String) throws(ProviderAPIError) -> URL {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let url = URL(string: text + path) else {
+            throw ProviderAPIError(.invalidResponse, "\(operation): base URL and path do not form a URL")
+        }
+        return url
+    }
+
+    /// The percent-encoded path of `base` without a trailing `/` (`""` for a bare host).
+    static func basePath(_ base: URL) -> String {
+        var path = URLComponents(url: base, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        while path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    /// `id` as one path segment: every byte outside RFC 3986's unreserved set is escaped,
+    /// including `/`, `?`, `#` and `%`, so an id can never change which resource is addressed.
+    static func pathSegment(_ id: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(id.utf8.count)
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                escaped.unicodeScalars.append("%")
+                escaped.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                escaped.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0F)]))
+            }
+        }
+        return escaped
+    }
+
+    /// Rejects ids that cannot name a resource before any request is made.
+    ///
+    /// An empty id would address the collection (`GET /v1/orders/` lists orders), and `.` or
+    /// `..` would be resolved away by the URL machinery; all three are reported as not found.
+    static func checkID(_ id: String, operation: String) throws(ProviderAPIError) {
+        if id.isEmpty || id == "." || id == ".." {
+            throw ProviderAPIError(.notFound, "\(operation): empty or relative id")
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Dispatch
+import Foundation
+import PayhookEmulator
+
+// payhook-emulator [--port N] [--host ADDR]: serves the emulated provider APIs with a few demo
+// resources until SIGINT or SIGTERM, for running payhook locally without provider access.
+
+let usage = "usage: payhook-emulator [--port N] [--host ADDR]\n"
+
+/// Parses argv; a failure carries the message to print (none for `--help`).
+func parse(_ arguments: [String]) -> Result<ProviderEmulator.Configuration, ParseFailure> {
+    var configuration = ProviderEmulator.Configuration()
+    configuration.port = 8099
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+        switch argument {
+        case "--port":
+            guard let value = rest.popFirst(), let port = Int(value), (0...65535).contains(port) else {
+                return .failure(ParseFailure(message: "--port needs a number from 0 to 65535"))
+            }
+            configuration.port = port
+        case "--host":
+            guard let value = rest.popFirst() else { return .failure(ParseFailure(message: "--host needs an address")) }
+            configuration.host = value
+        case "-h", "--help":
+            return .failure(ParseFailure(message: nil))
+        default:
+            return .failure(ParseFailure(message: "unknown argument \(argument)"))
+        }
+    }
+    return .success(configuration)
+}
+
+struct ParseFailure: Error {
+    let message: String?
+}
+
+/// Runs until a signal arrives. Nonisolated on purpose: the signal handlers run on a Dispatch
+/// queue, and must not capture main-actor state (top-level variables of this file).
+nonisolated func serve(_ configuration: ProviderEmulator.Configuration) -> Never {
+    let emulator: ProviderEmulator
+    do {
+        emulator = try ProviderEmulator(configuration: configuration)
+        try emulator.start()
+    } catch {
+        FileHandle.standardError.write(Data("payhook-emulator: \(error)\n".utf8))
+        exit(1)
+    }
+    emulator.seedDemoResources()
+    // Written straight to the file descriptor (not through stdio's buffer), so a supervising
+    // script reading a pipe sees the base URLs at once.
+    let banner = """
+        payhook-emulator listening on \(configuration.host):\(emulator.port)
+        PAYHOOK_MERCADOPAGO_BASE_URL=\(emulator.baseURL(for: .mercadopago).absoluteString)
+        PAYHOOK_ADYEN_BASE_URL=\(emulator.baseURL(for: .adyen).absoluteString)
+        PAYHOOK_PXP_BASE_URL=\(emulator.baseURL(for: .pxp).absoluteString)
+        credentials: the ProviderEmulator.Configuration defaults (test values)
+
+        """
+    FileHandle.standardOutput.write(Data(banner.utf8))
+
+    // Dispatch signal sources run the handler as ordinary code on a queue, not inside an
+    // async-signal context; the default actions are ignored so the sources see the signals.
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let queue = DispatchQueue(label: "payhook-emulator.signals")
+    let sources = [SIGINT, SIGTERM].map { number in
+        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+        source.setEventHandler {
+            emulator.stop()
+            FileHandle.standardOutput.write(Data("payhook-emulator stopped\n".utf8))
+            exit(0)
+        }
+        source.resume()
+        return source
+    }
+    withExtendedLifetime(sources) { dispatchMain() }
+}
+
+switch parse(Array(CommandLine.arguments.dropFirst())) {
+case .success(let configuration):
+    serve(configuration)
+case .failure(let failure):
+    if let message = failure.message {
+        FileHandle.standardError.write(Data("payhook-emulator: \(message)\n\(usage)".utf8))
+        exit(64)
+    }
+    print(usage, terminator: "")
+}
