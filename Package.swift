@@ -52,6 +52,7 @@ let package = Package(
         .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp", "PayhookTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookAppTests",
+                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres"], swiftSettings: swiftSettings),
     ]
 )
