@@ -60,6 +60,7 @@ let package = Package(
         .testTarget(name: "PayhookEmulatorTests",
                     dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore", "PayhookCrypto"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookAppTests", dependencies: ["PayhookApp", "PayhookTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookAppTests",
+                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres"], swiftSettings: swiftSettings),
     ]
 )

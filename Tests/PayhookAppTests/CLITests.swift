@@ -1,0 +1,84 @@
+import Foundation
+import PayhookTestSupport
+@testable import PayhookApp
+import Testing
+
+/// The `payhook` command line as a user meets it: exit codes, where messages go, what they say.
+@Suite("payhook command line", .timeLimit(.minutes(2)))
+struct CLITests {
+    @Test("version and help exit 0 and print to stdout")
+    func versionAndHelp() async throws {
+        let version = try await PayhookBinary.run(["version"])
+        #expect(version.termination == .exited(0))
+        #expect(version.standardOutput == "payhook \(PayhookCLI.version)\n")
+        let json = try await PayhookBinary.run(["version", "--json"])
+        #expect(json.termination == .exited(0))
+        #expect(json.standardOutput.contains("\"version\":\"\(PayhookCLI.version)\""))
+        let help = try await PayhookBinary.run(["help"])
+        #expect(help.termination == .exited(0))
+        #expect(help.standardOutput.hasPrefix("usage: payhook"))
+        #expect(help.standardError.isEmpty)
+    }
+
+    @Test("an unknown command or flag exits 2 with the usage on stderr", arguments: [
+        ["frobnicate"], ["version", "--frobnicate"], ["serve", "--frobnicate"], ["migrate", "--dry"], [],
+    ])
+    func usageErrors(arguments: [String]) async throws {
+        let result = try await PayhookBinary.run(arguments)
+        #expect(result.termination == .exited(2))
+        #expect(result.standardError.contains("usage: payhook"), "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test("migrate applies every migration once; run again it says the schema is up to date")
+    func migrateTwice() async throws {
+        let database = try await TestDatabase.empty("cli_migrate")
+        let first = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        #expect(first.termination == .exited(0), "\(first.standardError)")
+        let expected = try SchemaMigrations.all().count
+        #expect(first.standardOutput.split(separator: "\n").filter { $0.hasPrefix("applied ") }.count == expected, "\(first.standardOutput)")
+        let second = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        #expect(second.termination == .exited(0))
+        #expect(second.standardOutput == "schema is up to date\n")
+    }
+
+    @Test("migrate without DATABASE_URL exits 1 naming DATABASE_URL")
+    func migrateWithoutDatabase() async throws {
+        let result = try await PayhookBinary.run(["migrate"])
+        #expect(result.termination == .exited(1))
+        #expect(result.standardError.contains("DATABASE_URL"), "\(result.standardError)")
+    }
+
+    @Test("two migrate processes at once on a fresh schema both succeed and apply each version once")
+    func concurrentMigrate() async throws {
+        let database = try await TestDatabase.empty("cli_migrate_race")
+        async let a = PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        async let b = PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        let results = try await [a, b]
+        for result in results {
+            #expect(result.termination == .exited(0), "\(result.standardError)")
+        }
+        let versions = try await database.query("SELECT version, count(*) AS n FROM schema_migrations GROUP BY version ORDER BY version")
+            .map { (try $0.decode("version", as: Int.self), try $0.decode("n", as: Int.self)) }
+        let expected = try SchemaMigrations.all().map(\.version)
+        #expect(versions.map(\.0) == expected)
+        #expect(versions.allSatisfy { $0.1 == 1 })
+        // Between them, each migration was reported applied exactly once.
+        let applied = results.flatMap { $0.standardOutput.split(separator: "\n").filter { $0.hasPrefix("applied ") } }
+        #expect(applied.count == expected.count)
+    }
+
+    @Test("serve with an invalid key ring exits 1, naming the variable and never printing the secret")
+    func invalidConfiguration() async throws {
+        let secret = "zzNotHexButSecret42"
+        let result = try await PayhookBinary.run(["serve"], environment: [
+            "DATABASE_URL": "postgresql:///nowhere?host=/nonexistent",
+            "PAYHOOK_LISTEN": "127.0.0.1:0", "PAYHOOK_ADMIN_LISTEN": "127.0.0.1:0",
+            "PAYHOOK_ADYEN_HMAC_KEYS": secret,
+        ])
+        #expect(result.termination == .exited(1))
+        #expect(result.standardError.contains("PAYHOOK_ADYEN_HMAC_KEYS"), "\(result.standardError)")
+        #expect(!result.standardError.contains(secret))
+        #expect(!result.standardOutput.contains(secret))
+    }
+}

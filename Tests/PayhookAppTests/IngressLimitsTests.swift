@@ -1,0 +1,81 @@
+import Foundation
+import PayhookTestSupport
+@testable import PayhookApp
+import Testing
+
+/// Method, media type and size limits, and one slow or oversized client never holding up a
+/// genuine delivery.
+@Suite("Ingress limits", .timeLimit(.minutes(2)))
+struct IngressLimitsTests {
+    @Test("GET on a webhook route is answered 405 with Allow: POST")
+    func getIsNotAllowed() async throws {
+        try await IngressHarness.with("limits_method") { (ingress) async throws in
+            let response = try await ingress.get("/webhooks/adyen")
+            #expect(response.status == 405)
+            #expect(response.headers["allow"] == "POST")
+        }
+    }
+
+    @Test("a text/plain body is answered 415 and not stored, even when correctly signed")
+    func textPlainIsUnsupported() async throws {
+        try await IngressHarness.with("limits_media") { (ingress) async throws in
+            let delivery = Sign.pxp().with(header: "Content-Type", "text/plain")
+            let response = try await ingress.post(delivery)
+            #expect(response.status == 415, "\(response)")
+            #expect(try await ingress.database.inboundCount(body: delivery.body) == 0)
+        }
+    }
+
+    @Test("a body over PAYHOOK_MAX_BODY_BYTES is answered 413 while a concurrent valid delivery gets 200")
+    func oversizedBody() async throws {
+        try await IngressHarness.with("limits_size", overrides: ["PAYHOOK_MAX_BODY_BYTES": "2048"]) { (ingress) async throws in
+            let port = ingress.port
+            // The oversized request is started first (headers only, announcing 8 KiB) and is
+            // still open when the valid delivery is sent.
+            let connection = try #require(RawTestConnection(port: port))
+            let head = "POST /webhooks/pxp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8192\r\nConnection: close\r\n\r\n"
+            #expect(connection.send(head))
+
+            let valid = Sign.pxp()
+            #expect(try await ingress.post(valid).status == 200)
+
+            // The body is never sent: the announced length alone is refused.
+            let oversized = await HTTPTestClient.offPool { connection.readResponse() }
+            #expect(oversized?.status == 413, "\(String(describing: oversized))")
+            #expect(try await ingress.database.inboundRows(dedupKey: valid.expectedDedupKey).count == 1)
+
+            // A signed delivery just over the limit is refused the same way, and not stored.
+            let signedBig = Sign.pxp(body: Array("{\"pad\":\"\(String(repeating: "y", count: 2100))\"}".utf8))
+            #expect(try await ingress.post(signedBig).status == 413)
+            #expect(try await ingress.database.inboundCount(body: signedBig.body) == 0)
+        }
+    }
+
+    @Test("clients stalled mid-headers do not hold up a concurrent valid delivery")
+    func slowClientsDoNotBlock() async throws {
+        try await IngressHarness.with("limits_slow") { (ingress) async throws in
+            // More stalled connections than the server has polling threads.
+            var stalled: [RawTestConnection] = []
+            for _ in 0..<8 {
+                let connection = try #require(RawTestConnection(port: ingress.port))
+                #expect(connection.send("POST /webhooks/adyen HTTP/1.1\r\nHost: x\r\nContent-Type: appl"))
+                stalled.append(connection)
+            }
+            for delivery in [Sign.adyen(), Sign.mercadoPago(), Sign.pxp()] {
+                let response = try await ingress.post(delivery)
+                #expect(response.status == 200, "\(delivery.provider): \(response)")
+            }
+            withExtendedLifetime(stalled) {}
+        }
+    }
+
+    @Test("an unknown provider or a path outside /webhooks is 404")
+    func unknownRoutes() async throws {
+        try await IngressHarness.with("limits_routes") { (ingress) async throws in
+            let stray = Sign.pxp().with(route: "/webhooks/stripe")
+            #expect(try await ingress.post(stray).status == 404)
+            #expect(try await ingress.post(Sign.pxp().with(route: "/hooks/pxp")).status == 404)
+            #expect(try await ingress.database.query("SELECT count(*) AS n FROM inbound_events").rows[0].decode("n", as: Int.self) == 0)
+        }
+    }
+}
