@@ -45,4 +45,15 @@ struct JSONValueTests {
         #expect(JSONValue.null.scalarText == nil)
         #expect(JSONValue.array([]).scalarText == nil)
     }
+
+    @Test("duplicate keys are refused in small and in very large objects, and member order does not affect equality")
+    func duplicatesAmongManyKeys() {
+        let many = (0..<20_000).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        let unique = JSONValue.parse(Array("{\(many)}".utf8))
+        #expect(unique?["k19999"] == .number("19999"))
+        #expect(JSONValue.parse(Array("{\(many),\"k7\":1}".utf8)) == nil)
+        #expect(JSONValue.parse(Array(#"{"a":1,"b":2,"a":3}"#.utf8)) == nil)
+        #expect(JSONValue.parse(Array(#"{"a":1,"b":[2]}"#.utf8)) == JSONValue.parse(Array(#"{"b":[2],"a":1}"#.utf8)))
+        #expect(JSONValue.parse(Array(#"{"a":1}"#.utf8)) != JSONValue.parse(Array(#"{"a":1,"b":2}"#.utf8)))
+    }
 }

@@ -23,4 +23,28 @@ struct VerifiedDeliveryTests {
             "missing_signature", "malformed_signature", "signature_mismatch", "stale_timestamp", "malformed_body",
         ])
     }
+
+    @Test("unsigned body text with control characters never reaches the stored key or event type")
+    func controlCharactersAreMadeStorable() {
+        let delivery = VerifiedDelivery(
+            dedupKey: "payment\u{0}:123:payment.updated:9", eventType: "payment.\u{0}updated",
+            keptHeaders: [:], warnings: [], keyIndex: 0)
+        #expect(delivery.dedupKey.hasPrefix("sha256:"))
+        #expect(!delivery.dedupKey.utf8.contains(0))
+        #expect(delivery.eventType == nil)
+        let again = VerifiedDelivery(
+            dedupKey: "payment\u{0}:123:payment.updated:9", eventType: nil, keptHeaders: [:], warnings: [], keyIndex: 0)
+        #expect(again.dedupKey == delivery.dedupKey, "a duplicate must still map to the same key")
+    }
+
+    @Test("ordinary keys and event types are kept as they are")
+    func ordinaryValuesKept() {
+        let delivery = VerifiedDelivery(
+            dedupKey: "payment:123:payment.updated:9", eventType: "payment.updated", keptHeaders: [:], warnings: [], keyIndex: 0)
+        #expect(delivery.dedupKey == "payment:123:payment.updated:9")
+        #expect(delivery.eventType == "payment.updated")
+        let long = VerifiedDelivery(
+            dedupKey: "k", eventType: String(repeating: "x", count: 101), keptHeaders: [:], warnings: [], keyIndex: 0)
+        #expect(long.eventType == nil)
+    }
 }

@@ -143,6 +143,14 @@ final class InboundEventWriter: Sendable {
             let kind = error.kind
             if kind == .connectionFailed || kind == .connectionLost || kind == .poolTimeout {
                 unavailableUntil.withLock { $0 = ContinuousClock.now.advanced(by: .milliseconds(250)) }
+            } else if batch.count > 1 {
+                // Not the database's availability but something in the rows: write them one
+                // by one, so a single bad row cannot turn its whole batch into 503s.
+                logger.warning("ingest batch refused; retrying its rows one by one", [
+                    "error": .string(String(describing: error)), "batch.size": .init(batch.count),
+                ])
+                for pending in batch { await write([pending]) }
+                return
             }
             logger.error("inbound events not stored; answering 503", [
                 "error": .string(String(describing: error)), "batch.size": .init(batch.count),

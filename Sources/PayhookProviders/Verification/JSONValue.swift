@@ -4,7 +4,7 @@
 /// exceed what a `Double` holds exactly, so going through `JSONSerialization` (which turns
 /// `1130` into an `NSNumber` whose text may become `1130.0`) could change signed bytes.
 enum JSONValue: Sendable, Equatable {
-    case object([String: JSONValue])
+    case object(JSONObject)
     case array([JSONValue])
     case string(String)
     /// The number's literal text, validated against the JSON grammar but not converted.
@@ -14,7 +14,7 @@ enum JSONValue: Sendable, Equatable {
 
     /// The member named `key` when this is an object.
     subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
+        if case .object(let object) = self { return object[key] }
         return nil
     }
 
@@ -43,6 +43,23 @@ enum JSONValue: Sendable, Equatable {
         } catch {
             return nil
         }
+    }
+}
+
+/// An object's members in document order.
+///
+/// Webhook objects are small, so an array with linear lookup is cheaper to build than a
+/// dictionary (no hashing, one allocation); this parser runs on the ingress hot path for every
+/// delivery. Equality ignores member order, as JSON's does.
+struct JSONObject: Sendable, Equatable {
+    fileprivate(set) var members: [(key: String, value: JSONValue)] = []
+
+    subscript(key: String) -> JSONValue? {
+        members.first { $0.key == key }?.value
+    }
+
+    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }
     }
 }
 
@@ -96,11 +113,15 @@ private struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(JSONParseFailure) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        var object = JSONObject()
+        // Duplicate keys are refused. Small objects check by scanning; past this size a set
+        // keeps the check linear, so a hostile body with many keys cannot make it quadratic.
+        let scanLimit = 16
+        var seenKeys: Set<String>?
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object(object)
         }
         while true {
             skipWhitespace()
@@ -109,11 +130,19 @@ private struct JSONParser {
             skipWhitespace()
             try expect(":")
             let value = try parseValue(depth: depth + 1)
-            guard members.updateValue(value, forKey: key) == nil else { throw JSONParseFailure() }
+            if var seen = seenKeys {
+                seenKeys = nil  // keep the set uniquely referenced while inserting
+                guard seen.insert(key).inserted else { throw JSONParseFailure() }
+                seenKeys = seen
+            } else {
+                guard !object.members.contains(where: { $0.key == key }) else { throw JSONParseFailure() }
+                if object.members.count == scanLimit { seenKeys = Set(object.members.map(\.key) + [key]) }
+            }
+            object.members.append((key, value))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case UInt8(ascii: "}"): index += 1; return .object(object)
             default: throw JSONParseFailure()
             }
         }

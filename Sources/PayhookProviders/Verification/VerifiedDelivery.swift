@@ -22,10 +22,20 @@ public struct VerifiedDelivery: Sendable, Equatable {
     /// still in use by the provider.
     public let keyIndex: Int
 
-    /// Creates a delivery record; `dedupKey` is bounded here (see ``maximumDedupKeyLength``).
+    /// Longest event type stored; longer or control-character-bearing ones are dropped.
+    public static let maximumEventTypeLength = 100
+
+    /// Creates a delivery record; `dedupKey` and `eventType` are made storable here.
+    ///
+    /// Both can come from body fields that no signature covers (Mercado Pago signs only the
+    /// query id, request id and timestamp), so they may hold anything JSON can escape,
+    /// including U+0000, which PostgreSQL text refuses. A key with control characters is
+    /// replaced by its digest (still stable across duplicates); such an event type is dropped.
     public init(dedupKey: String, eventType: String?, keptHeaders: [String: String], warnings: [String], keyIndex: Int) {
         self.dedupKey = Self.bounded(dedupKey)
-        self.eventType = eventType
+        self.eventType = eventType.flatMap {
+            $0.utf8.count <= Self.maximumEventTypeLength && !Self.hasControlCharacters($0) ? $0 : nil
+        }
         self.keptHeaders = keptHeaders
         self.warnings = warnings
         self.keyIndex = keyIndex
@@ -34,7 +44,11 @@ public struct VerifiedDelivery: Sendable, Equatable {
     /// `key` itself when short enough, else `sha256:` + the hex digest of its UTF-8 bytes
     /// (71 bytes), which is stable across duplicates just like the key it replaces.
     static func bounded(_ key: String) -> String {
-        guard key.utf8.count > maximumDedupKeyLength else { return key }
+        guard key.utf8.count > maximumDedupKeyLength || hasControlCharacters(key) else { return key }
         return DedupKey.sha256(Array(key.utf8))
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 }
