@@ -396,15 +396,11 @@ struct CanonicalEventApplier: Sendable {
 }
 
 /// `payment_events.data`: provider ids, status words, amounts and references only.
-struct EventData: Encodable, Sendable {
-    struct Refund: Encodable, Sendable {
+struct EventData: Sendable {
+    struct Refund: Sendable {
         let kind: String
         let reference: String?
         let amountMinor: Int64?
-        enum CodingKeys: String, CodingKey {
-            case kind, reference
-            case amountMinor = "amount_minor"
-        }
     }
 
     let provider: String
@@ -429,29 +425,42 @@ struct EventData: Encodable, Sendable {
     var stale: Bool?
     var note: String?
 
-    enum CodingKeys: String, CodingKey {
-        case provider, reference, refund, token, currency, fetched, stale, note
-        case providerPaymentID = "provider_payment_id"
-        case providerOrderID = "provider_order_id"
-        case providerStatus = "provider_status"
-        case providerEventType = "provider_event_type"
-        case statusDetail = "status_detail"
-        case reportedStatus = "reported_status"
-        case statusBefore = "status_before"
-        case statusAfter = "status_after"
-        case amountMinor = "amount_minor"
-        case modificationAmountMinor = "modification_amount_minor"
-        case merchantReference = "merchant_reference"
-        case tokenStatus = "token_status"
-        case tokenChange = "token_change"
-    }
 
     init(provider: String) { self.provider = provider }
 
+    /// Built by hand rather than with `JSONEncoder`, which dominated the per-event CPU time
+    /// on Linux; keys are sorted like the encoder's `.sortedKeys` output.
     func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let bytes = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: bytes, as: UTF8.self)
+        var fields: [(String, String)] = [("provider", Logger.quote(provider))]
+        func add(_ key: String, _ value: String?) { if let value { fields.append((key, Logger.quote(value))) } }
+        func add(_ key: String, _ value: Int64?) { if let value { fields.append((key, String(value))) } }
+        func add(_ key: String, _ value: Bool?) { if let value { fields.append((key, value ? "true" : "false")) } }
+        add("provider_payment_id", providerPaymentID)
+        add("provider_order_id", providerOrderID)
+        add("provider_status", providerStatus)
+        add("provider_event_type", providerEventType)
+        add("status_detail", statusDetail)
+        add("reported_status", reportedStatus)
+        add("status_before", statusBefore)
+        add("status_after", statusAfter)
+        add("amount_minor", amountMinor)
+        add("currency", currency)
+        add("modification_amount_minor", modificationAmountMinor)
+        add("merchant_reference", merchantReference)
+        add("reference", reference)
+        if let refund {
+            var parts = ["\"kind\":" + Logger.quote(refund.kind)]
+            if let reference = refund.reference { parts.append("\"reference\":" + Logger.quote(reference)) }
+            if let amount = refund.amountMinor { parts.append("\"amount_minor\":" + String(amount)) }
+            fields.append(("refund", "{" + parts.sorted().joined(separator: ",") + "}"))
+        }
+        add("token", token)
+        add("token_status", tokenStatus)
+        add("token_change", tokenChange)
+        add("fetched", fetched)
+        add("stale", stale)
+        add("note", note)
+        fields.sort { $0.0 < $1.0 }
+        return "{" + fields.map { Logger.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

@@ -205,16 +205,22 @@ final class InboundEventProcessor: Sendable {
 
         var processed: [Int64] = []
         let failedAt = now()
+        // Releasing one event's savepoint and opening the next one's share a round trip.
+        var savepointOpen = false
         for (event, plan) in zip(claimed, plans) {
             switch plan {
             case .success(let events):
-                try await connection.execute("SAVEPOINT inbound_event")
+                if !savepointOpen {
+                    try await connection.execute("SAVEPOINT inbound_event")
+                    savepointOpen = true
+                }
                 do {
                     try await applier.apply(events, inboundEventID: event.id, receivedAt: event.receivedAt, on: connection)
-                    try await connection.execute("RELEASE SAVEPOINT inbound_event")
+                    try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
                     processed.append(event.id)
                 } catch {
                     try await connection.execute("ROLLBACK TO SAVEPOINT inbound_event; RELEASE SAVEPOINT inbound_event")
+                    savepointOpen = false
                     let failure = (error as? ProcessingFailure) ?? .database(error)
                     if try await recordFailure(event, failure, at: failedAt, on: connection) { outcome.dead += 1 } else { outcome.retried += 1 }
                 }
@@ -222,6 +228,7 @@ final class InboundEventProcessor: Sendable {
                 if try await recordFailure(event, failure, at: failedAt, on: connection) { outcome.dead += 1 } else { outcome.retried += 1 }
             }
         }
+        if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
             try await connection.query(ProcessingSQL.markProcessed, [.jsonb(Self.jsonArray(processed.map(String.init)))])
         }
