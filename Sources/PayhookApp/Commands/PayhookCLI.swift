@@ -12,7 +12,9 @@ public enum PayhookCLI {
         usage: payhook <command> [options]
 
         commands:
-          serve [--migrate] [--roles ingress]   run the webhook ingress and admin listeners
+          serve [--migrate] [--roles ingress,processor]
+                                                run the webhook ingress, the event processor
+                                                and the admin listener (default: every role)
           migrate [--json]                      apply pending schema migrations and exit
           version [--json]                      print the version
           help                                  print this text
@@ -24,7 +26,7 @@ public enum PayhookCLI {
         """
 
     /// Roles `serve --roles` accepts; later capabilities add theirs here.
-    static let knownRoles: Set<String> = ["ingress"]
+    static let knownRoles: Set<String> = ["ingress", "processor"]
 
     public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
         var rest = arguments.dropFirst()
@@ -56,7 +58,7 @@ public enum PayhookCLI {
                 default: return usageError("unknown option for serve: \(argument)")
                 }
             }
-            return await serve(environment: environment, migrateFirst: migrateFirst)
+            return await serve(environment: environment, migrateFirst: migrateFirst, roles: roles)
         default:
             return usageError("unknown command: \(command)")
         }
@@ -116,7 +118,7 @@ public enum PayhookCLI {
         }
     }
 
-    static func serve(environment: [String: String], migrateFirst: Bool) async -> Int32 {
+    static func serve(environment: [String: String], migrateFirst: Bool, roles: Set<String> = knownRoles) async -> Int32 {
         let (configuration, databaseURL): (Configuration, String)
         switch loadConfiguration(environment) {
         case .success(let value): (configuration, databaseURL) = value
@@ -129,7 +131,8 @@ public enum PayhookCLI {
                 let applied = try await migrator.migrate()
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }
-            let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger)
+            let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
+                                           roles: roles)
             let signals = ShutdownSignal()
             try await server.run { await signals.wait() }
             return 0

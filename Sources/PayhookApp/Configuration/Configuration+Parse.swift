@@ -49,7 +49,9 @@ extension Configuration {
                 pxpMerchant: reader.string("PAYHOOK_PXP_MERCHANT"),
                 pxpSite: reader.string("PAYHOOK_PXP_SITE")),
             fulfillmentURL: reader.optionalURL("PAYHOOK_FULFILLMENT_URL"),
-            fulfillmentSecret: reader.secret("PAYHOOK_FULFILLMENT_SECRET")
+            fulfillmentSecret: reader.secret("PAYHOOK_FULFILLMENT_SECRET"),
+            processorWorkers: reader.integer("PAYHOOK_PROCESSOR_WORKERS", default: 2, range: 1...64),
+            processorBatchSize: reader.integer("PAYHOOK_PROCESSOR_BATCH", default: 100, range: 1...1000)
         )
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")

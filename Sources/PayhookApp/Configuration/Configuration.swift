@@ -23,6 +23,10 @@ public struct Configuration: Sendable {
     public var providerAPIs: ProviderAPISettings
     public var fulfillmentURL: String?
     public var fulfillmentSecret: Secret?
+    /// Claim loops per process for the `processor` role (`PAYHOOK_PROCESSOR_WORKERS`).
+    public var processorWorkers: Int = 2
+    /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).
+    public var processorBatchSize: Int = 100
 
     /// `host:port` of a listener.
     public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {

@@ -15,13 +15,19 @@ final class PayhookServer: Sendable {
     private let rejections: RejectedDeliveryRecorder
     private let ingressServer: HTTPServer
     private let adminServer: HTTPServer
+    /// Roles this process runs (`serve --roles`); the admin listener always runs.
+    let roles: Set<String>
+    /// Normalizes inbound events; `nil` unless the `processor` role is on.
+    let processor: InboundEventProcessor?
 
     /// Writer loops: two keep one batch committing while the next one fills.
     static let writerCount = 2
 
-    init(configuration: Configuration, databaseURL: String, logger: Logger) throws {
+    init(configuration: Configuration, databaseURL: String, logger: Logger,
+         roles: Set<String> = PayhookCLI.knownRoles) throws {
         self.configuration = configuration
         self.logger = logger
+        self.roles = roles
         let metrics = MetricsRegistry()
         self.metrics = metrics
         let pool = PostgresPool(conninfo: databaseURL, maxConnections: 8)
@@ -32,6 +38,9 @@ final class PayhookServer: Sendable {
         self.writer = writer
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
+        self.processor = roles.contains("processor")
+            ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, logger: logger)
+            : nil
 
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
         metrics.describe("payhook_ingest_queue_depth", type: "gauge", help: "Verified deliveries waiting for the next commit.")
@@ -105,10 +114,12 @@ final class PayhookServer: Sendable {
 
     /// Starts listening and runs until `shutdown` resolves; then drains and returns.
     func run(until shutdown: @escaping @Sendable () async -> Void) async throws {
-        try ingressServer.start()
+        let ingressOn = roles.contains("ingress")
+        if ingressOn { try ingressServer.start() }
         try adminServer.start()
         logger.info("payhook serving", [
-            "listen": .string("\(configuration.listen.host):\(ingressServer.boundPort)"),
+            "listen": .string(ingressOn ? "\(configuration.listen.host):\(ingressServer.boundPort)" : "off"),
+            "roles": .string(roles.sorted().joined(separator: ",")),
             "admin_listen": .string("\(configuration.adminListen.host):\(adminServer.boundPort)"),
             "providers": .string(configuration.webhookSecrets.rings.keys.map(\.rawValue).sorted().joined(separator: ",")),
         ])
@@ -119,6 +130,7 @@ final class PayhookServer: Sendable {
         let rejections = self.rejections
         async let writing: Void = writer.run(writers: Self.writerCount)
         async let recording: Void = rejections.run()
+        async let processing: Void = runProcessor()
 
         await shutdown()
         logger.info("shutting down: no new connections; draining queued deliveries")
@@ -126,8 +138,9 @@ final class PayhookServer: Sendable {
         adminServer.stopAccepting()
         writer.stop()
         rejections.stop()
-        _ = await (writing, recording)
-        ingressServer.stop()
+        processor?.stop()
+        _ = await (writing, recording, processing)
+        if ingressOn { ingressServer.stop() }
         adminServer.stop()
         await pool.close()
         logger.info("payhook stopped")

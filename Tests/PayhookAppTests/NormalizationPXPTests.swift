@@ -1,0 +1,105 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import Testing
+@testable import PayhookApp
+
+@Suite("Normalization: PXP", .timeLimit(.minutes(3)))
+struct NormalizationPXPTests {
+    static func fetched(_ id: String, _ state: String, _ status: PaymentStatus, refunded: Int64? = nil) -> PaymentSnapshot {
+        PaymentSnapshot(provider: .pxp, account: "PAYHOOK-1", providerPaymentID: id, merchantReference: "order-\(id)",
+                        amount: .test(10010, "EUR"), transition: .advance(status), statusDetail: "CRD000",
+                        providerStatus: state, funding: "card", refund: refunded.map { .total(.test($0, "EUR")) })
+    }
+
+    /// Webhook state and what the transactions API answers at that moment: authorised,
+    /// captured, partially refunded (state still Captured), refunded, and a late duplicate of
+    /// the capture webhook whose fetch answers the captured state.
+    static func life(_ id: String) -> [(webhook: String, fetched: PaymentSnapshot)] {
+        [
+            ("Authorised", fetched(id, "Authorised", .authorized)),
+            ("Captured", fetched(id, "Captured", .captured)),
+            ("Captured", fetched(id, "Captured", .captured, refunded: 4000)),
+            ("Refunded", fetched(id, "Refunded", .refunded, refunded: 10010)),
+            ("Captured", fetched(id, "Captured", .captured)),
+        ]
+    }
+
+    @Test("a full transaction life, confirmed by fetches, ends refunded")
+    func fullLife() async throws {
+        let harness = try await ProcessingHarness.make("pxp_life")
+        let processor = harness.processor()
+        var expected = ["authorized", "captured", "partially_refunded", "refunded", "refunded"]
+        for step in Self.life("TX1") {
+            harness.pxp.setPayment(step.fetched)
+            try await harness.insert(.pxp, Bodies.pxpTransaction("TX1", state: step.webhook))
+            try await harness.drain(processor)
+            #expect(try await harness.payment(.pxp, "TX1")?.status == expected.removeFirst())
+        }
+        #expect(try await harness.payment(.pxp, "TX1") == PaymentRow(
+            status: "refunded", amountMinor: 10010, currency: "EUR", refundedMinor: 10010, chargebacks: 0, reversals: 0))
+        #expect(try await harness.text("SELECT data->>'note' AS v FROM payment_events ORDER BY id LIMIT 1") == "webhook_state=Authorised")
+        #expect(harness.pxp.calls == 5)
+    }
+
+    @Test("every permutation of the five deliveries converges")
+    func permutationsConverge() async throws {
+        let harness = try await ProcessingHarness.make("pxp_perm")
+        let processor = harness.processor()
+        for (run, order) in permutations(Array(0..<5)).enumerated() {
+            let id = "TXP\(run)"
+            let steps = Self.life(id)
+            for index in order {
+                harness.pxp.setPayment(steps[index].fetched)
+                try await harness.insert(.pxp, Bodies.pxpTransaction(id, state: steps[index].webhook))
+                try await harness.drain(processor)
+            }
+            #expect(try await harness.payment(.pxp, id) == PaymentRow(
+                status: "refunded", amountMinor: 10010, currency: "EUR", refundedMinor: 10010, chargebacks: 0, reversals: 0),
+                    "order \(order)")
+        }
+    }
+
+    @Test("a refused transaction is declined; a Transaction in an unknown state is stored as unknown")
+    func declined() async throws {
+        let harness = try await ProcessingHarness.make("pxp_declined")
+        harness.pxp.setPayment(Self.fetched("TXD", "Refused", .declined))
+        try await harness.insert(.pxp, Bodies.pxpTransaction("TXD", state: "Refused"))
+        let unknown = try await harness.insert(.pxp, Bodies.pxpTransaction("TXE", state: "Executed"))
+        try await harness.drain(harness.processor())
+        #expect(try await harness.payment(.pxp, "TXD")?.status == "declined")
+        #expect(try await harness.inbound(unknown).status == "processed")
+        #expect(try await harness.payment(.pxp, "TXE") == nil)
+    }
+
+    @Test("a chargeback reported by the transactions API ends charged_back")
+    func chargeback() async throws {
+        let harness = try await ProcessingHarness.make("pxp_cb")
+        let processor = harness.processor()
+        harness.pxp.setPayment(Self.fetched("TXC", "Captured", .captured))
+        try await harness.insert(.pxp, Bodies.pxpTransaction("TXC", state: "Captured"))
+        try await harness.drain(processor)
+        harness.pxp.setPayment(Self.fetched("TXC", "ChargedBack", .chargedBack))
+        try await harness.insert(.pxp, Bodies.pxpTransaction("TXC", state: "Captured"))
+        try await harness.drain(processor)
+        #expect(try await harness.payment(.pxp, "TXC")?.status == "charged_back")
+    }
+
+    @Test("a token created then disabled ends disabled in either order; only the last four digits are kept")
+    func tokenLife() async throws {
+        let harness = try await ProcessingHarness.make("pxp_token")
+        let processor = harness.processor()
+        for (run, order) in [[0, 1], [1, 0]].enumerated() {
+            let token = "gw-\(run)"
+            let bodies = [Bodies.pxpToken(token, status: "Active", date: "2025-05-20T08:51:05Z"),
+                          Bodies.pxpToken(token, status: "Disabled", date: "2025-06-01T10:00:00Z")]
+            for index in order {
+                try await harness.insert(.pxp, bodies[index])
+                try await harness.drain(processor)
+            }
+            #expect(try await harness.text("SELECT status || ':' || last4 || ':' || expiry AS v FROM vault_tokens WHERE token = $1",
+                                           [.text(token)]) == "disabled:0007:04/2030")
+        }
+        #expect(harness.pxp.calls == 0, "token events are self-contained")
+    }
+}

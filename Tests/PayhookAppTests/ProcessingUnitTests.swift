@@ -1,0 +1,83 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
+import Testing
+@testable import PayhookApp
+
+@Suite("Processing: pure rules")
+struct ProcessingUnitTests {
+    @Test("backoff doubles from the base, is capped, and jitter spans half to all of it", arguments: [
+        (1, 0.0, 0.5), (1, 1.0, 1.0), (2, 0.0, 1.0), (3, 0.5, 3.0), (8, 0.0, 64.0), (11, 0.0, 300.0), (40, 1.0, 600.0),
+    ])
+    func backoff(attempt: Int, jitter: Double, seconds: Double) {
+        let policy = RetryPolicy(baseDelay: .seconds(1), maxDelay: .seconds(600), maxAttempts: 8)
+        #expect(abs(policy.delay(afterAttempt: attempt, jitter: jitter).seconds - seconds) < 0.001)
+    }
+
+    @Test("the next attempt is due from the injected clock; the last attempt exhausts")
+    func nextAttempt() {
+        let policy = RetryPolicy(baseDelay: .seconds(2), maxDelay: .seconds(60), maxAttempts: 3)
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        #expect(policy.nextAttempt(after: 2, now: now, jitter: 0) == now.addingTimeInterval(2))
+        #expect(!policy.isExhausted(afterAttempt: 2))
+        #expect(policy.isExhausted(afterAttempt: 3))
+    }
+
+    @Test("failures are classified: payload and 404 are final, timeouts and credentials are retried")
+    func classification() {
+        #expect(!ProcessingFailure.payload(PayloadError(provider: .adyen, code: .malformedJSON)).retryable)
+        #expect(!ProcessingFailure.provider(ProviderAPIError(.notFound, "x"), resource: "order").retryable)
+        #expect(!ProcessingFailure.provider(ProviderAPIError(.unsupported, "x"), resource: "order").retryable)
+        for kind in [ProviderAPIError.Kind.timeout, .unavailable, .unauthorized, .invalidResponse] {
+            #expect(ProcessingFailure.provider(ProviderAPIError(kind, "x"), resource: "order").retryable)
+        }
+        #expect(ProcessingFailure.database(PostgresError(kind: .serializationFailure, message: "m")).retryable)
+    }
+
+    static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+    static func fetched(_ status: PaymentStatus, refunded: Int64?, at offset: Double?) -> PaymentSnapshot {
+        PaymentSnapshot(provider: .mercadopago, providerPaymentID: "P", amount: .test(1000, "BRL"), transition: .advance(status),
+                        occurredAt: offset.map { t0.addingTimeInterval($0) }, refund: refunded.map { .total(.test($0, "BRL")) })
+    }
+
+    @Test("older fetched state is refused whole; newer totals replace; undated totals only rise")
+    func fetchedMerge() {
+        var state = PaymentState()
+        state = PaymentMerge.merge(state, with: Self.fetched(.refunded, refunded: 1000, at: 10), fetched: true, adjustments: nil).state
+        let stale = PaymentMerge.merge(state, with: Self.fetched(.captured, refunded: 0, at: 5), fetched: true, adjustments: nil)
+        #expect(stale.stale && stale.state == state)
+        let undated = PaymentMerge.merge(state, with: Self.fetched(.partiallyRefunded, refunded: 300, at: nil), fetched: true, adjustments: nil)
+        #expect(undated.state.refundedMinor == 1000 && undated.state.status == .refunded)
+        let newer = PaymentMerge.merge(state, with: Self.fetched(.captured, refunded: 400, at: 20), fetched: true, adjustments: nil)
+        #expect(newer.state.refundedMinor == 400 && newer.state.status == .refunded, "status never moves backwards")
+    }
+
+    @Test("refund increments decide the refund status from the sum, even before the amount is known")
+    func increments() {
+        let refund = PaymentSnapshot(provider: .adyen, providerPaymentID: "P", transition: .advance(.partiallyRefunded),
+                                     refund: .increment(reference: "R", amount: .test(1000, "EUR")))
+        let authorisation = PaymentSnapshot(provider: .adyen, providerPaymentID: "P", amount: .test(1000, "EUR"),
+                                            transition: .advance(.authorized))
+        var state = PaymentMerge.merge(PaymentState(), with: refund, fetched: false,
+                                       adjustments: AdjustmentTotals(refundedMinor: 1000)).state
+        #expect(state.status == .partiallyRefunded)
+        state = PaymentMerge.merge(state, with: authorisation, fetched: false, adjustments: nil).state
+        #expect(state.status == .refunded)
+        let tombstoned = PaymentMerge.merge(PaymentState(), with: refund, fetched: false, adjustments: AdjustmentTotals()).state
+        #expect(tombstoned.status == nil, "a refund already reported failed changes no status")
+    }
+
+    @Test("token status: the later report wins when dated, otherwise the more final one", arguments: [
+        (VaultTokenStatus.active, 1.0, VaultTokenStatus.disabled, 2.0, true),
+        (.disabled, 2.0, .active, 1.0, false),
+        (.disabled, 1.0, .active, 2.0, true),
+        (.disabled, nil, .active, nil, false),
+        (.active, nil, .expired, nil, true),
+    ] as [(VaultTokenStatus, Double?, VaultTokenStatus, Double?, Bool)])
+    func tokenMerge(stored: VaultTokenStatus, storedAt: Double?, incoming: VaultTokenStatus, incomingAt: Double?, wins: Bool) {
+        #expect(VaultTokenMerge.incomingWins(
+            stored: stored, storedAt: storedAt.map { Self.t0.addingTimeInterval($0) },
+            incoming: incoming, incomingAt: incomingAt.map { Self.t0.addingTimeInterval($0) }) == wins)
+    }
+}
