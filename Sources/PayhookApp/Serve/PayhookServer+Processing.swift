@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCore
+import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
 
@@ -12,17 +13,33 @@ extension PayhookServer {
         settings.batchSize = configuration.processorBatchSize
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
-            pool: pool, conninfo: databaseURL, clients: providerClients(configuration: configuration),
+            pool: pool, conninfo: databaseURL, clients: providerClients(configuration: configuration, logger: logger),
             settings: settings, logger: logger.with(["role": "processor"]))
     }
 
-    /// The provider API clients processors fetch thin webhooks with.
-    ///
-    /// Empty until the HTTP clients land (feat/clients): Adyen and PXP token events need none;
-    /// Mercado Pago and PXP transaction events then fail with a retryable "no API client"
-    /// error and are dead-lettered after `PAYHOOK_MAX_ATTEMPTS`, from where they can be replayed.
-    static func providerClients(configuration: Configuration) -> PaymentProviderClients {
-        PaymentProviderClients([])
+    /// The provider API clients processors fetch thin webhooks with, one per provider whose
+    /// credentials are configured. A provider left out answers its thin events with a retryable
+    /// "no API client configured" error, so they reach the dead letters (replayable), never a guess.
+    static func providerClients(configuration: Configuration, logger: Logger) -> PaymentProviderClients {
+        let api = configuration.providerAPIs
+        let http = URLSessionHTTPClient(maxConcurrent: 64)
+        var clients: [any PaymentProviderClient] = []
+        if let token = api.mercadoPagoAccessToken, let url = URL(string: api.mercadoPagoBaseURL) {
+            clients.append(MercadoPagoAPIClient(baseURL: url, accessToken: token.value, http: http))
+        }
+        if let key = api.adyenAPIKey, let account = api.adyenMerchantAccount, let url = URL(string: api.adyenBaseURL) {
+            clients.append(AdyenAPIClient(baseURL: url, apiKey: key.value, merchantAccount: account, http: http))
+        }
+        if let clientID = api.pxpClientID, let tokenID = api.pxpTokenID, let tokenValue = api.pxpTokenValue,
+           let merchant = api.pxpMerchant, let site = api.pxpSite, let url = URL(string: api.pxpBaseURL) {
+            clients.append(PXPAPIClient(
+                baseURL: url, clientID: clientID, tokenID: tokenID, tokenValue: tokenValue.value,
+                merchant: merchant, site: site, http: http))
+        }
+        logger.info("provider API clients", [
+            "configured": .string(clients.map(\.provider.rawValue).sorted().joined(separator: ",")),
+        ])
+        return PaymentProviderClients(clients)
     }
 
     /// Runs the processor until `stop()`; returns at once when the role is off.
