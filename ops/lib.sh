@@ -54,7 +54,7 @@ pg_start() {
 listen_addresses = ''
 unix_socket_directories = '$PAYHOOK_PG_DIR/run'
 port = $PAYHOOK_PG_PORT
-max_connections = 200
+max_connections = 500
 shared_buffers = 512MB
 fsync = on
 synchronous_commit = on

@@ -17,6 +17,15 @@ final class LibpqConnection: @unchecked Sendable {
     /// for, or a FATAL message that arrived while idle (the server is ending the session, and
     /// the socket's EOF may not be readable yet).
     private var poisoned = false
+    /// Statements prepared on this session, by SQL text and parameter types. Parsing and
+    /// planning a statement once per session instead of once per call is a large share of the
+    /// server's work for the small, repeated statements payhook runs (ingest batches, processing).
+    private var prepared: [String: String] = [:]
+    /// Names are never reused within a session, even after an entry is dropped.
+    private var preparedCount = 0
+    /// Past this many, further statements run unprepared, so generated SQL cannot grow the
+    /// server's per-session memory without bound.
+    static let preparedLimit = 512
 
     init(label: String) {
         queue = DispatchQueue(label: label)
@@ -34,6 +43,7 @@ final class LibpqConnection: @unchecked Sendable {
                 return .failure(PostgresError(kind: .connectionFailed, message: "libpq returned no connection"))
             }
             self.pointer = pointer
+            prepared = [:]
             // libpq hands a message that arrives outside a command to the notice receiver.
             // `self` outlives the PGconn (it finishes it), so an unretained pointer is safe.
             PQsetNoticeReceiver(pointer, { argument, result in
@@ -53,6 +63,7 @@ final class LibpqConnection: @unchecked Sendable {
     func finish() {
         if let pointer { PQfinish(pointer) }
         pointer = nil
+        prepared = [:]
     }
 
     /// True while the session is open, healthy and usable. On queue.
@@ -81,14 +92,53 @@ final class LibpqConnection: @unchecked Sendable {
         let buffers: [UnsafeMutablePointer<CChar>?] = binds.map { bind in
             guard let bytes = bind.bytes else { return nil }
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-            for (offset, byte) in bytes.enumerated() { buffer[offset] = CChar(bitPattern: byte) }
+            bytes.withUnsafeBytes { source in
+                if let base = source.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: source.count) }
+            }
             buffer[bytes.count] = 0
             return buffer
         }
         defer { for buffer in buffers { buffer?.deallocate() } }
         let values = buffers.map { $0.map { UnsafePointer($0) } }
+        let cacheKey = sql + "\u{1}" + types.map { String($0) }.joined(separator: ",")
+        var name = prepared[cacheKey]
+        if name == nil {
+            switch prepare(sql, types: types, cacheKey: cacheKey, pointer) {
+            case .success(let preparedName): name = preparedName
+            // The server refused the statement itself (syntax, unknown table, aborted
+            // transaction): that is the caller's error, reported as is.
+            case .failure(let error): return .failure(error)
+            }
+        }
+        if let name {
+            let result = PQexecPrepared(pointer, name, Int32(binds.count), values, lengths, formats, 0)
+            let outcome = consume(result, pointer)
+            // A table changed under a prepared plan ("cached plan must not change result
+            // type"): forget it and run the statement unprepared; the next call prepares anew.
+            // Inside a transaction the failure has aborted it, so it is returned as is.
+            if case .failure(let error) = outcome, error.sqlState == "0A000" {
+                prepared[cacheKey] = nil
+                if PQtransactionStatus(pointer) != PQTRANS_IDLE { return outcome }
+            } else {
+                return outcome
+            }
+        }
         let result = PQexecParams(pointer, sql, Int32(binds.count), types, values, lengths, formats, 0)
         return consume(result, pointer)
+    }
+
+    /// Prepares `sql` under a new name; `nil` (run unprepared) when the cache is full. On queue.
+    private func prepare(_ sql: String, types: [Oid], cacheKey: String, _ pointer: OpaquePointer) -> Result<String?, PostgresError> {
+        guard prepared.count < Self.preparedLimit else { return .success(nil) }
+        preparedCount += 1
+        let name = "payhook_\(preparedCount)"
+        switch consume(PQprepare(pointer, name, sql, Int32(types.count), types), pointer) {
+        case .success:
+            prepared[cacheKey] = name
+            return .success(name)
+        case .failure(let error):
+            return .failure(error)
+        }
     }
 
     /// Runs SQL through the simple protocol (`PQexec`): several statements, no binds. On queue.

@@ -11,8 +11,9 @@
 ///
 /// `schema_migrations` lives in the session's `search_path` (normally `public`).
 public struct PostgresMigrator: Sendable {
-    /// Key for `pg_advisory_lock`: the ASCII bytes of "payhook" as one int8.
-    static let advisoryLockKey: Int64 = 0x70_61_79_68_6F_6F_6B
+    /// First key of the two-key `pg_advisory_lock(int4, int4)`: the ASCII bytes of "phmg"
+    /// (payhook migrations); the second is the hash of the schema being migrated.
+    static let advisoryLockClass: Int64 = 0x70_68_6D_67
 
     private let conninfo: String
     private let migrations: [Migration]
@@ -35,7 +36,9 @@ public struct PostgresMigrator: Sendable {
         let connection = try await PostgresConnection.connect(conninfo)
         defer { connection.close() }
         // Session-level lock; closing the connection releases it even if unlock is never reached.
-        try await connection.query("SELECT pg_advisory_lock($1)", [.int(Self.advisoryLockKey)])
+        // One lock per schema: instances migrating the same schema take turns; different schemas
+        // (tests, several deployments sharing a server) never wait for each other.
+        try await connection.query("SELECT pg_advisory_lock($1::int4, hashtext(coalesce(current_schema(), '')))", [.int(Self.advisoryLockClass)])
         try await connection.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version int PRIMARY KEY,
@@ -66,7 +69,7 @@ public struct PostgresMigrator: Sendable {
             }
             applied.append(migration)
         }
-        try await connection.query("SELECT pg_advisory_unlock($1)", [.int(Self.advisoryLockKey)])
+        try await connection.query("SELECT pg_advisory_unlock($1::int4, hashtext(coalesce(current_schema(), '')))", [.int(Self.advisoryLockClass)])
         return applied
     }
 

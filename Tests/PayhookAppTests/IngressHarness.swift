@@ -104,7 +104,8 @@ struct IngressHarness: Sendable {
         } else {
             database = try await TestDatabase.migrated(label)
         }
-        let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL ?? database.url, logger: logger)
+        let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL ?? database.url, logger: logger,
+                                       roles: ["ingress"])
         let shutdown = Latch()
         let running = Task { try await server.run(until: { await shutdown.wait() }) }
         let harness = IngressHarness(database: database, server: server)

@@ -79,10 +79,10 @@ final class RawConnection: @unchecked Sendable {
         }
         var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        if connected != 0 {
-            close(fd)
-            return nil
-        }
+        // No close here: a class's failable init that fails after every property is set
+        // still runs deinit, which closes `fd`; closing it here too would close whatever
+        // descriptor another thread opened under the same number in between.
+        if connected != 0 { return nil }
     }
 
     deinit { close(fd) }

@@ -80,10 +80,10 @@ public final class RawTestConnection: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        if connected != 0 {
-            close(fd)
-            return nil
-        }
+        // No close here: a class's failable init that fails after every property is set
+        // still runs deinit, which closes `fd`; closing it here too would close whatever
+        // descriptor another thread opened under the same number in between.
+        if connected != 0 { return nil }
     }
 
     deinit { close(fd) }

@@ -107,7 +107,8 @@ final class Connection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        if result != 0 { close(fd); return nil }
+        // deinit closes fd even when this failable init fails; closing here too would be a double close.
+        if result != 0 { return nil }
     }
 
     deinit { close(fd) }
