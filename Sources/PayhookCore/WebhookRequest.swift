@@ -38,11 +38,14 @@ public struct WebhookRequest: Sendable {
 
     /// The first value of a query parameter, percent-decoded (`+` is a space, as in forms).
     public func queryParameter(_ name: String) -> String? {
-        for pair in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = Self.percentDecode(String(parts[0]))
+        // Split on UTF-8 bytes (the separators are ASCII); `String.split` walks grapheme
+        // clusters, a visible cost on the ingress path.
+        for pair in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            let key = Self.percentDecode(String(Substring(pair[..<(equals ?? pair.endIndex)])))
             if key == name {
-                return parts.count > 1 ? Self.percentDecode(String(parts[1])) : ""
+                guard let equals else { return "" }
+                return Self.percentDecode(String(Substring(pair[pair.index(after: equals)...])))
             }
         }
         return nil

@@ -115,10 +115,21 @@ struct WebhookIngress: Sendable {
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
+    /// The kept headers as a JSON object with sorted keys; written with appends into one
+    /// buffer because it runs for every delivery.
     static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
-        var all = kept
-        if let contentType { all["content-type"] = contentType }
-        return "{" + all.keys.sorted().map { "\(Logger.quote($0)):\(Logger.quote(all[$0]!))" }.joined(separator: ",") + "}"
+        var headers = kept
+        if let contentType { headers["content-type"] = contentType }
+        var out = "{"
+        out.reserveCapacity(64 * (headers.count + 1))
+        for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { out += "," }
+            out += Logger.quote(name)
+            out += ":"
+            out += Logger.quote(value)
+        }
+        out += "}"
+        return out
     }
 
     private func reject(

@@ -16,11 +16,12 @@ struct MercadoPagoSignatureHeader: Equatable {
     static func parse(_ header: String) -> MercadoPagoSignatureHeader? {
         var ts: String?
         var v1: String?
-        for part in header.split(separator: ",", omittingEmptySubsequences: true) {
-            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard pair.count == 2 else { continue }
-            let key = pair[0].trimmingASCIIWhitespace()
-            let value = pair[1].trimmingASCIIWhitespace()
+        // Split on UTF-8 bytes: `String.split` walks grapheme clusters, which profiling showed
+        // as a visible cost on the ingress path, and the separators are ASCII.
+        for part in header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
+            guard let equals = part.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let key = Substring(part[..<equals]).trimmingASCIIWhitespace()
+            let value = Substring(part[part.index(after: equals)...]).trimmingASCIIWhitespace()
             switch key {
             case "ts":
                 guard ts == nil else { return nil }
