@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "PayhookEmulator", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "payhook-emulator", dependencies: ["PayhookEmulator"], swiftSettings: swiftSettings),
+        // Job queue: store, claim loop, retry policy, rescuer.
+        .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // Composition root.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
