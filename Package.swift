@@ -49,6 +49,8 @@ let package = Package(
         // Benchmarks: programs that print figures, never timed tests.
         .executableTarget(name: "payhook-ingest-load", dependencies: ["PayhookCrypto"], path: "bench/IngestLoad",
                           swiftSettings: swiftSettings),
+        .executableTarget(name: "payhook-queue-bench", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookQueue"],
+                          path: "bench/QueueBench", swiftSettings: swiftSettings),
 
         // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
         .target(name: "PayhookTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
