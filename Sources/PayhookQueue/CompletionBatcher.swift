@@ -15,7 +15,12 @@ final class CompletionBatcher: Sendable {
     private struct State {
         var pending: [Pending] = []
         var closed = false
+        var batches = 0
+        var jobs = 0
     }
+
+    /// Statements run and jobs completed by them.
+    var statistics: (batches: Int, jobs: Int) { state.withLock { ($0.batches, $0.jobs) } }
 
     private static let maxBatch = 1000
     private let queue: JobQueue
@@ -56,6 +61,10 @@ final class CompletionBatcher: Sendable {
                 let jobs = batch.map(\.job)
                 let done = await JobWorker.persist("completing jobs", logger: logger) { () throws(PostgresError) in
                     try await self.queue.complete(jobs)
+                }
+                state.withLock { state in
+                    state.batches += 1
+                    state.jobs += done?.count ?? 0
                 }
                 for item in batch { item.continuation.resume(returning: done.map { $0.contains(item.job.id) }) }
             }

@@ -44,11 +44,16 @@ public final class JobWorker: Sendable {
         public var listenConninfo: String?
         /// How often this process runs the rescuer; nil disables it.
         public var rescueInterval: Duration?
+        /// While the queue is busy (the last claim filled every free slot), the least time between
+        /// claims unless half the slots are free. Why: each claim is a commit; claiming one job per
+        /// freed slot would make the commit rate, not the database's row throughput, the limit.
+        public var fetchCooldown: Duration
 
         /// Creates a configuration.
         public init(name: String = JobWorker.defaultName(), concurrency: Int = 10, lease: Duration = .seconds(60),
                     heartbeatInterval: Duration? = nil, pollInterval: Duration = .seconds(1),
-                    listenConninfo: String?, rescueInterval: Duration? = .seconds(30)) {
+                    listenConninfo: String?, rescueInterval: Duration? = .seconds(30),
+                    fetchCooldown: Duration = .milliseconds(20)) {
             self.name = name
             self.concurrency = max(1, concurrency)
             self.lease = lease
@@ -56,10 +61,24 @@ public final class JobWorker: Sendable {
             self.pollInterval = pollInterval
             self.listenConninfo = listenConninfo
             self.rescueInterval = rescueInterval
+            self.fetchCooldown = fetchCooldown
         }
     }
 
+    /// Counters since start, for metrics and the benchmark.
+    public struct Statistics: Sendable, Hashable {
+        /// Claim statements run.
+        public var claims = 0
+        /// Jobs those statements returned.
+        public var claimedJobs = 0
+        /// Completion statements run (each completes a batch of successes).
+        public var completionBatches = 0
+        /// Jobs those statements completed.
+        public var completedJobs = 0
+    }
+
     private struct State {
+        var statistics = Statistics()
         var started = false
         var stopDeadline: ContinuousClock.Instant?
         var inFlight: [Int64: Job] = [:]
@@ -99,6 +118,15 @@ public final class JobWorker: Sendable {
         let host = ProcessInfo.processInfo.hostName
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         return "\(host):\(ProcessInfo.processInfo.processIdentifier):\(random)"
+    }
+
+    /// Counters since start.
+    public var statistics: Statistics {
+        var statistics = state.withLock { $0.statistics }
+        let batches = completer.statistics
+        statistics.completionBatches = batches.batches
+        statistics.completedJobs = batches.jobs
+        return statistics
     }
 
     /// The jobs this worker currently runs.
@@ -157,9 +185,16 @@ public final class JobWorker: Sendable {
     private func claimLoop() async {
         var bell = doorbell.makeAsyncIterator()
         var consecutiveFailures = 0
+        // Set while the queue is busy: the earliest next claim, unless half the slots free up.
+        var cooldownUntil: ContinuousClock.Instant?
+        let halfTheSlots = max(1, configuration.concurrency / 2)
         await withDiscardingTaskGroup { running in
             while !Task.isCancelled, stopDeadline == nil {
                 let free = configuration.concurrency - inFlightCount
+                if let until = cooldownUntil, free < halfTheSlots, ContinuousClock.now < until {
+                    guard await bell.next() != nil else { break }
+                    continue
+                }
                 if free > 0 {
                     do {
                         let jobs = try await queue.claim(limit: free, kinds: kinds, worker: configuration.name,
@@ -167,10 +202,22 @@ public final class JobWorker: Sendable {
                         consecutiveFailures = 0
                         state.withLock { state in
                             for job in jobs { state.inFlight[job.id] = job }
+                            state.statistics.claims += 1
+                            state.statistics.claimedJobs += jobs.count
                         }
                         for job in jobs { running.addTask { await self.execute(job) } }
-                        // A full batch suggests more is due: look again as soon as a slot frees.
-                        if jobs.count == free { continue }
+                        // A full batch suggests more is due: claim again once enough slots free up
+                        // or the cooldown passes (a timer rings then, in case no job finishes).
+                        if jobs.count == free {
+                            let until = ContinuousClock.now + configuration.fetchCooldown
+                            cooldownUntil = until
+                            running.addTask {
+                                try? await Task.sleep(until: until, clock: .continuous)
+                                self.ring()
+                            }
+                            continue
+                        }
+                        cooldownUntil = nil
                     } catch {
                         consecutiveFailures += 1
                         logger.error("claiming jobs failed", ["error": .string(String(describing: error))])
