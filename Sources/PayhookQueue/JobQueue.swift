@@ -91,6 +91,21 @@ public struct JobQueue: Sendable {
                                  maxAttempts: maxAttempts, on: connection)
     }
 
+    /// Inserts many jobs with one statement on `connection`, inside the caller's transaction;
+    /// for producers of many jobs at once (a scheduler's due charges). Same rules as the
+    /// single-job `enqueue`; a request whose `uniqueKey` exists already, or repeats an earlier
+    /// request's key in the same batch, is skipped.
+    /// - Returns: the ids inserted, in no particular order (skipped requests have none).
+    /// - Throws: `PostgresError`; an invalid payload fails the whole statement.
+    @discardableResult
+    public func enqueue(_ requests: [JobRequest], on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
+        guard !requests.isEmpty else { return [] }
+        let rows = try await connection.query(JobSQL.enqueueMany, [
+            .jsonb(JobRequest.jsonArray(requests)), .int(Int64(defaultMaxAttempts)), .text(channel),
+        ])
+        return try rows.rows.map { row throws(PostgresError) in try row.decode("id", as: Int64.self) }
+    }
+
     private func enqueueBinds(_ kind: String, _ payload: String, _ uniqueKey: String?, _ runAt: Date?,
                               _ maxAttempts: Int?) -> [PostgresValue] {
         [.text(kind), .jsonb(payload), uniqueKey.map(PostgresValue.text) ?? .null,
@@ -241,7 +256,7 @@ public struct JobQueue: Sendable {
         "[" + strings.map { quoteJSON($0) }.joined(separator: ",") + "]"
     }
 
-    private static func quoteJSON(_ text: String) -> String {
+    static func quoteJSON(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

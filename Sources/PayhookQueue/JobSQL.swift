@@ -20,6 +20,22 @@ enum JobSQL {
         SELECT id, pg_notify($6, kind)::text AS notified FROM inserted
         """
 
+    /// $1 JSON array of {kind, payload (JSON as a string), unique_key, run_at (epoch seconds),
+    /// max_attempts}, $2 default max_attempts, $3 channel. Duplicate keys inside the batch are
+    /// skipped like existing ones.
+    static let enqueueMany = """
+        WITH inserted AS (
+            INSERT INTO jobs (kind, payload, unique_key, run_at, max_attempts)
+            SELECT r.kind, r.payload::jsonb, r.unique_key, coalesce(to_timestamp(r.run_at), now()),
+                   coalesce(r.max_attempts, $2::int)
+            FROM jsonb_to_recordset($1::jsonb)
+                 AS r(kind text, payload text, unique_key text, run_at double precision, max_attempts int)
+            ON CONFLICT (unique_key) DO NOTHING
+            RETURNING id, kind
+        )
+        SELECT id, pg_notify($3, kind)::text AS notified FROM inserted
+        """
+
     /// $1 limit, $2 worker, $3 lease seconds, $4 kinds as a JSON array of strings.
     static let claimDue = """
         UPDATE jobs
@@ -143,7 +159,7 @@ enum JobSQL {
 
     /// Every statement by name, for the test that prepares them all.
     static let all: [(name: String, sql: String)] = [
-        ("enqueue", enqueue), ("claim_due", claimDue), ("complete_held", completeHeld),
+        ("enqueue", enqueue), ("enqueue_many", enqueueMany), ("claim_due", claimDue), ("complete_held", completeHeld),
         ("extend_held_leases", extendHeldLeases), ("release_held", releaseHeld), ("fail_held", failHeld),
         ("snooze_held", snoozeHeld), ("discard_held", discardHeld), ("rescue_expired", rescueExpired),
     ]

@@ -55,6 +55,35 @@ struct JobQueueTests {
         }
     }
 
+    @Test("a batch enqueue inserts every new job in one statement and skips existing and repeated keys")
+    func batchEnqueue() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            try await queue.enqueue(kind: "charge", uniqueKey: "charge:1")
+            let later = Date().addingTimeInterval(3600)
+            let ids = try await db.pool.transaction { connection in
+                try await queue.enqueue([
+                    JobRequest(kind: "charge", payload: #"{"subscription": 1}"#, uniqueKey: "charge:1"),
+                    JobRequest(kind: "charge", payload: #"{"subscription": 2}"#, uniqueKey: "charge:2"),
+                    JobRequest(kind: "charge", payload: #"{"subscription": 2, "dup": true}"#, uniqueKey: "charge:2"),
+                    JobRequest(kind: "charge", payload: #"{"quote": "\"},{\"kind\": \"evil"}"#, maxAttempts: 2),
+                    JobRequest(kind: "charge", runAt: later),
+                ], on: connection)
+            }
+            #expect(ids.count == 3)
+            #expect(try await db.count() == 4)
+            #expect(try await db.count("kind = 'evil'") == 0)
+            #expect(try await db.count("max_attempts = 2 AND payload->>'quote' = '\"},{\"kind\": \"evil'") == 1)
+            #expect(try await db.count("run_at > now() + interval '50 minutes'") == 1)
+            #expect(try await db.count("payload = '{\"subscription\": 2}'") == 1)
+            await #expect(throws: PostgresError.self) {
+                try await db.pool.transaction { connection in
+                    try await queue.enqueue([JobRequest(kind: "charge", payload: #"1, "kind": "x""#)], on: connection)
+                }
+            }
+        }
+    }
+
     @Test("a claim takes due jobs of the asked kinds once, oldest first, and counts the attempt")
     func claim() async throws {
         try await QueueDatabase.withFixture { db in

@@ -1,6 +1,7 @@
 // payhook-queue-bench: the two halves of bench/queue, run as separate processes.
 //   payhook-queue-bench enqueue --count N [--producers P] [--batch B]
-//       enqueues N no-op jobs from P tasks, B jobs per transaction; prints the rate.
+//       enqueues N no-op jobs from P tasks, B jobs per transaction (one
+//       statement: JobQueue.enqueue(_:on:) when B > 1); prints the rate.
 //   payhook-queue-bench work --until N [--concurrency C] [--name NAME]
 //       runs a JobWorker with a no-op handler until N jobs in the table have succeeded;
 //       prints how many this process ran and for how long.
@@ -68,7 +69,12 @@ enum QueueBench {
                             if first >= count { return }
                             let size = min(batch, count - first)
                             try await pool.transaction { connection in
-                                for _ in 0..<size { try await queue.enqueue(kind: "noop", on: connection) }
+                                if size == 1 {
+                                    try await queue.enqueue(kind: "noop", on: connection)
+                                } else {
+                                    try await queue.enqueue(Array(repeating: JobRequest(kind: "noop"), count: size),
+                                                            on: connection)
+                                }
                             }
                         }
                     }
@@ -108,10 +114,14 @@ enum QueueBench {
         let start = ContinuousClock.now
         let running = Task { await worker.run() }
         say("ready")
+        // Cheap on a busy table: max(id) and the pending check both use indexes.
         while true {
-            let done = (try? await monitor.query("SELECT count(*) AS n FROM jobs WHERE state = 'succeeded'")
-                .rows.first?.decode("n", as: Int.self)) ?? 0
-            if done >= until { break }
+            let done = try? await monitor.query("""
+                SELECT coalesce(max(id), 0) >= $1
+                   AND NOT EXISTS (SELECT 1 FROM jobs WHERE state IN ('available', 'retryable', 'running')) AS done
+                FROM jobs
+                """, [.int(Int64(until))]).rows.first?.decode("done", as: Bool.self)
+            if done == true { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
         let elapsed = seconds(ContinuousClock.now - start)
@@ -119,6 +129,11 @@ enum QueueBench {
         await running.value
         say(String(format: "worker %@: ran %d jobs; all %d done %.3f s after it started (concurrency %d)",
                    name, processed.value.load(ordering: .relaxed), until, elapsed, concurrency))
+        let statistics = worker.statistics
+        say(String(format: "    %d claims (%.1f jobs each), %d completion statements (%.1f jobs each)",
+                   statistics.claims, Double(statistics.claimedJobs) / Double(max(1, statistics.claims)),
+                   statistics.completionBatches,
+                   Double(statistics.completedJobs) / Double(max(1, statistics.completionBatches))))
         say(String(format: "elapsed %.6f", elapsed))
         await monitor.close()
         await pool.close()
