@@ -37,17 +37,20 @@ enum JobSQL {
         """
 
     /// $1 limit, $2 worker, $3 lease seconds, $4 kinds as a JSON array of strings.
+    /// `= ANY (ARRAY(…))` rather than `IN (…)`: with `IN` the planner hash-joins the ids against
+    /// a sequential scan of the whole table, which grows with every finished job; an array
+    /// makes it a primary-key lookup.
     static let claimDue = """
         UPDATE jobs
         SET state = 'running', attempt = attempt + 1, locked_by = $2,
             lease_expires_at = now() + make_interval(secs => $3)
-        WHERE id IN (
+        WHERE id = ANY (ARRAY(
             SELECT id FROM jobs
             WHERE state IN ('available', 'retryable') AND run_at <= now()
               AND kind IN (SELECT jsonb_array_elements_text($4::jsonb))
             ORDER BY run_at, id
             LIMIT $1
-            FOR UPDATE SKIP LOCKED)
+            FOR UPDATE SKIP LOCKED))
         RETURNING id, kind, payload::text AS payload, unique_key, attempt, max_attempts, run_at, created_at,
                   lease_expires_at
         """
@@ -56,7 +59,7 @@ enum JobSQL {
     static let completeHeld = """
         UPDATE jobs
         SET state = 'succeeded', finalized_at = now(), lease_expires_at = NULL
-        FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempt) AS held
+        FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
         WHERE jobs.id = held.id AND jobs.attempt = held.attempt AND jobs.state = 'running' AND jobs.locked_by = $3
         RETURNING jobs.id
         """
@@ -65,7 +68,7 @@ enum JobSQL {
     static let extendHeldLeases = """
         UPDATE jobs
         SET lease_expires_at = now() + make_interval(secs => $4)
-        FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempt) AS held
+        FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
         WHERE jobs.id = held.id AND jobs.attempt = held.attempt AND jobs.state = 'running' AND jobs.locked_by = $3
         RETURNING jobs.id
         """
@@ -75,7 +78,7 @@ enum JobSQL {
     static let releaseHeld = """
         UPDATE jobs
         SET state = 'available', attempt = jobs.attempt - 1, lease_expires_at = NULL, locked_by = NULL
-        FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::int[]) AS attempt) AS held
+        FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
         WHERE jobs.id = held.id AND jobs.attempt = held.attempt AND jobs.state = 'running' AND jobs.locked_by = $3
         RETURNING jobs.id
         """
@@ -129,24 +132,22 @@ enum JobSQL {
     /// once: the worker failed, not necessarily the job), or are discarded with a dead letter when
     /// that was their last attempt. SKIP LOCKED lets any number of rescuers run side by side.
     static let rescueExpired = """
-        WITH expired AS (
-            SELECT id FROM jobs
-            WHERE state = 'running' AND lease_expires_at < now()
-            ORDER BY lease_expires_at
-            LIMIT $1
-            FOR UPDATE SKIP LOCKED
-        ), rescued AS (
+        WITH rescued AS (
             UPDATE jobs
-            SET state = CASE WHEN jobs.attempt >= jobs.max_attempts THEN 'discarded' ELSE 'retryable' END,
-                run_at = CASE WHEN jobs.attempt >= jobs.max_attempts THEN jobs.run_at ELSE now() END,
-                finalized_at = CASE WHEN jobs.attempt >= jobs.max_attempts THEN now() END,
+            SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+                run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() END,
+                finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
                 lease_expires_at = NULL,
-                errors = jobs.errors || jsonb_build_array(jsonb_build_object(
-                    'attempt', jobs.attempt, 'at', now(),
-                    'error', 'lease expired: worker ' || coalesce(jobs.locked_by, '?') || ' stopped renewing it'))
-            FROM expired
-            WHERE jobs.id = expired.id
-            RETURNING jobs.id, jobs.state, jobs.payload, jobs.locked_by
+                errors = errors || jsonb_build_array(jsonb_build_object(
+                    'attempt', attempt, 'at', now(),
+                    'error', 'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'))
+            WHERE id = ANY (ARRAY(
+                SELECT id FROM jobs
+                WHERE state = 'running' AND lease_expires_at < now()
+                ORDER BY lease_expires_at
+                LIMIT $1
+                FOR UPDATE SKIP LOCKED))
+            RETURNING id, state, payload, locked_by
         ), letter AS (
             INSERT INTO dead_letters (source, source_id, provider, reason, error)
             SELECT 'job', id, payload->>'provider', 'max_attempts_exceeded',
