@@ -81,7 +81,12 @@ public final class JobWorker: Sendable {
         var statistics = Statistics()
         var started = false
         var stopDeadline: ContinuousClock.Instant?
+        /// Claims held: from claim until the outcome is recorded (or the job released).
         var inFlight: [Int64: Job] = [:]
+        /// Handlers executing; what `concurrency` bounds.
+        var handlersRunning = 0
+        /// Successes waiting for the completer; they hold a claim but no handler slot.
+        var awaitingCompletion = 0
     }
 
     private let queue: JobQueue
@@ -180,6 +185,16 @@ public final class JobWorker: Sendable {
 
     private var stopDeadline: ContinuousClock.Instant? { state.withLock { $0.stopDeadline } }
 
+    /// Handler slots free for new claims. A success waiting to be recorded frees its slot at
+    /// once, so claiming overlaps with completing; beyond `concurrency` such waiting successes
+    /// (a slow or unreachable database) they count again, which bounds the claims held.
+    private var freeSlots: Int {
+        state.withLock { state in
+            let used = state.handlersRunning + max(0, state.awaitingCompletion - configuration.concurrency)
+            return configuration.concurrency - used
+        }
+    }
+
     // MARK: Claim loop
 
     private func claimLoop() async {
@@ -190,7 +205,7 @@ public final class JobWorker: Sendable {
         let halfTheSlots = max(1, configuration.concurrency / 2)
         await withDiscardingTaskGroup { running in
             while !Task.isCancelled, stopDeadline == nil {
-                let free = configuration.concurrency - inFlightCount
+                let free = freeSlots
                 if let until = cooldownUntil, free < halfTheSlots, ContinuousClock.now < until {
                     guard await bell.next() != nil else { break }
                     continue
@@ -202,6 +217,7 @@ public final class JobWorker: Sendable {
                         consecutiveFailures = 0
                         state.withLock { state in
                             for job in jobs { state.inFlight[job.id] = job }
+                            state.handlersRunning += jobs.count
                             state.statistics.claims += 1
                             state.statistics.claimedJobs += jobs.count
                         }
@@ -270,12 +286,20 @@ public final class JobWorker: Sendable {
         } else {
             outcome = .retry(error: "no handler for job kind \(job.kind)")
         }
+        let succeeded = outcome == .succeeded
         // Released at stop: the job is someone else's now; recording would be refused anyway.
-        let stillOurs = state.withLock { $0.inFlight[job.id] != nil }
+        let stillOurs = state.withLock { state in
+            state.handlersRunning -= 1
+            let ours = state.inFlight[job.id] != nil
+            if ours, succeeded { state.awaitingCompletion += 1 }
+            return ours
+        }
         if stillOurs {
             let held: Bool?
-            if case .succeeded = outcome {
+            if succeeded {
+                ring()  // the handler slot is free while the success waits for its batch
                 held = await completer.complete(job)
+                state.withLock { $0.awaitingCompletion -= 1 }
             } else {
                 held = await persist("recording a job outcome") { () throws(PostgresError) in
                     try await self.queue.record(outcome, for: job)

@@ -199,6 +199,39 @@ struct JobWorkerTests {
         }
     }
 
+    @Test("no more than `concurrency` handlers run at once, and the rest run as slots free up")
+    func concurrencyBound() async throws {
+        final class Gauge: Sendable {
+            let counts = Mutex((now: 0, peak: 0))
+            func enter() { counts.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) } }
+            func leave() { counts.withLock { $0.now -= 1 } }
+            var now: Int { counts.withLock { $0.now } }
+            var peak: Int { counts.withLock { $0.peak } }
+        }
+        try await QueueDatabase.withFixture { db in
+            let gauge = Gauge()
+            let proceed = Latch()
+            let worker = try db.startWorker(handlers: [AnyJobHandler(kind: "slow") { _ in
+                gauge.enter()
+                await proceed.wait()
+                gauge.leave()
+                return .succeeded
+            }], concurrency: 3)
+            let queue = db.queue()
+            try await db.pool.transaction { connection in
+                try await queue.enqueue(Array(repeating: JobRequest(kind: "slow"), count: 10), on: connection)
+            }
+            let filled = await eventually { gauge.now == 3 }
+            let heldBack = try await db.count("state = 'available'")
+            proceed.open()
+            let done = await eventually(timeout: .seconds(30)) { (try? await db.count("state = 'succeeded'")) == 10 }
+            await worker.stop()
+            #expect(filled && done)
+            #expect(heldBack == 7)
+            #expect(gauge.peak == 3)
+        }
+    }
+
     @Test("two handlers for one kind are a configuration error")
     func duplicateKinds() throws {
         let pool = PostgresPool(conninfo: "host=/nonexistent", maxConnections: 1)
