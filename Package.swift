@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "PayhookEmulator", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "payhook-emulator", dependencies: ["PayhookEmulator"], swiftSettings: swiftSettings),
+        // Job queue: store, claim loop, retry policy, rescuer.
+        .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // Composition root.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
@@ -47,6 +49,8 @@ let package = Package(
         // Benchmarks: programs that print figures, never timed tests.
         .executableTarget(name: "payhook-ingest-load", dependencies: ["PayhookCrypto"], path: "bench/IngestLoad",
                           swiftSettings: swiftSettings),
+        .executableTarget(name: "payhook-queue-bench", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookQueue"],
+                          path: "bench/QueueBench", swiftSettings: swiftSettings),
 
         // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
         .target(name: "PayhookTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
@@ -59,6 +63,8 @@ let package = Package(
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookEmulatorTests",
                     dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore", "PayhookCrypto"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres"], swiftSettings: swiftSettings),

@@ -1,0 +1,184 @@
+import Foundation
+import PayhookPostgres
+@testable import PayhookQueue
+import PayhookTestSupport
+import Testing
+
+@Suite("Job store", .timeLimit(.minutes(1)))
+struct JobQueueTests {
+    @Test("every queue statement prepares against the migrated schema")
+    func statementsPrepare() async throws {
+        try await QueueDatabase.withFixture { db in
+            try await db.pool.withConnection { connection in
+                for statement in JobSQL.all {
+                    try await connection.execute("PREPARE \(statement.name) AS \(statement.sql)")
+                }
+            }
+        }
+    }
+
+    @Test("a job enqueued in a transaction that rolls back does not exist")
+    func enqueueRollsBack() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            struct Abort: Error {}
+            await #expect(throws: Abort.self) {
+                try await db.pool.transaction { connection in
+                    let id = try await queue.enqueue(kind: "fulfill_order", payload: #"{"order": 1}"#, on: connection)
+                    #expect(id != nil)
+                    throw Abort()
+                }
+            }
+            #expect(try await db.count() == 0)
+            let committed = try await db.pool.transaction { connection in
+                try await queue.enqueue(kind: "fulfill_order", payload: #"{"order": 2}"#, on: connection)
+            }
+            #expect(committed != nil)
+            #expect(try await db.count() == 1)
+        }
+    }
+
+    @Test("a second enqueue with the same unique key is a no-op")
+    func uniqueKey() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let first = try await queue.enqueue(kind: "fulfill_order", payload: #"{"order": 7}"#, uniqueKey: "fulfill_order:7")
+            let second = try await queue.enqueue(kind: "fulfill_order", payload: #"{"order": 7, "again": true}"#,
+                                                 uniqueKey: "fulfill_order:7")
+            let other = try await queue.enqueue(kind: "fulfill_order", payload: #"{"order": 8}"#, uniqueKey: "fulfill_order:8")
+            let unkeyed = try await queue.enqueue(kind: "fulfill_order")
+            let unkeyedAgain = try await queue.enqueue(kind: "fulfill_order")
+            #expect(first != nil && other != nil && unkeyed != nil && unkeyedAgain != nil)
+            #expect(second == nil)
+            #expect(try await db.count("unique_key = 'fulfill_order:7'") == 1)
+            #expect(try await db.count() == 4)
+        }
+    }
+
+    @Test("a batch enqueue inserts every new job in one statement and skips existing and repeated keys")
+    func batchEnqueue() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            try await queue.enqueue(kind: "charge", uniqueKey: "charge:1")
+            let later = Date().addingTimeInterval(3600)
+            let ids = try await db.pool.transaction { connection in
+                try await queue.enqueue([
+                    JobRequest(kind: "charge", payload: #"{"subscription": 1}"#, uniqueKey: "charge:1"),
+                    JobRequest(kind: "charge", payload: #"{"subscription": 2}"#, uniqueKey: "charge:2"),
+                    JobRequest(kind: "charge", payload: #"{"subscription": 2, "dup": true}"#, uniqueKey: "charge:2"),
+                    JobRequest(kind: "charge", payload: #"{"quote": "\"},{\"kind\": \"evil"}"#, maxAttempts: 2),
+                    JobRequest(kind: "charge", runAt: later),
+                ], on: connection)
+            }
+            #expect(ids.count == 3)
+            #expect(try await db.count() == 4)
+            #expect(try await db.count("kind = 'evil'") == 0)
+            #expect(try await db.count("max_attempts = 2 AND payload->>'quote' = '\"},{\"kind\": \"evil'") == 1)
+            #expect(try await db.count("run_at > now() + interval '50 minutes'") == 1)
+            #expect(try await db.count("payload = '{\"subscription\": 2}'") == 1)
+            await #expect(throws: PostgresError.self) {
+                try await db.pool.transaction { connection in
+                    try await queue.enqueue([JobRequest(kind: "charge", payload: #"1, "kind": "x""#)], on: connection)
+                }
+            }
+        }
+    }
+
+    @Test("a claim takes due jobs of the asked kinds once, oldest first, and counts the attempt")
+    func claim() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let a = try #require(try await queue.enqueue(kind: "a", payload: #"{"n": 1}"#))
+            let b = try #require(try await queue.enqueue(kind: "a", payload: #"{"n": 2}"#))
+            _ = try await queue.enqueue(kind: "other")
+            _ = try await queue.enqueue(kind: "a", runAt: Date().addingTimeInterval(3600))
+            let first = try await queue.claim(limit: 10, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            #expect(first.map(\.id) == [a, b])
+            #expect(first.allSatisfy { $0.attempt == 1 && $0.worker == "w1" && $0.maxAttempts == 25 })
+            #expect(try first[0].decodePayload([String: Int].self) == ["n": 1])
+            #expect(try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30)).isEmpty)
+            let row = try await db.job(a)
+            #expect(row.state == "running" && row.attempt == 1 && row.lockedBy == "w1")
+        }
+    }
+
+    @Test("a failed attempt is kept on the row and the job waits out its backoff")
+    func failBacksOff() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = JobQueue(pool: db.pool, retryPolicy: .init(base: .seconds(10), maximum: .seconds(60), jitter: 0.5),
+                                 unitRandom: { 0.5 })
+            let id = try #require(try await queue.enqueue(kind: "a", maxAttempts: 3))
+            let job = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w", lease: .seconds(30)).first)
+            #expect(try await queue.fail(job, error: "provider said 503\u{0}") == .retryable)
+            let row = try await db.job(id)
+            #expect(row.state == "retryable")
+            #expect(row.errors.map(\.attempt) == [1])
+            #expect(row.errors.first?.error == "provider said 503\u{FFFD}")
+            let wait = try await db.pool.query("SELECT extract(epoch FROM run_at - now())::float8 AS s FROM jobs WHERE id = $1",
+                                               [.int(id)]).rows.first?.decode("s", as: Double.self)
+            // 10 s · (1 - 0.5 + 0.5 · 0.5) = 7.5 s
+            #expect(try #require(wait) > 7 && wait! <= 7.5)
+            #expect(try await queue.claim(limit: 1, kinds: ["a"], worker: "w", lease: .seconds(30)).isEmpty)
+        }
+    }
+
+    @Test("a heartbeat extends the lease of a held job only")
+    func heartbeat() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            _ = try await queue.enqueue(kind: "a")
+            let job = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w", lease: .seconds(5)).first)
+            #expect(try await queue.extendLeases([job], lease: .seconds(3600)) == [job.id])
+            let far = try await db.count("lease_expires_at > now() + interval '3000 seconds'")
+            #expect(far == 1)
+            let impostor = Job(id: job.id, kind: job.kind, payload: job.payload, uniqueKey: nil, attempt: job.attempt,
+                               maxAttempts: job.maxAttempts, worker: "someone-else", runAt: job.runAt,
+                               createdAt: job.createdAt, leaseExpiresAt: job.leaseExpiresAt)
+            #expect(try await queue.extendLeases([impostor], lease: .seconds(1)).isEmpty)
+        }
+    }
+
+    @Test("a stale worker cannot finish a job that was rescued and claimed by another")
+    func staleWorker() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let rescuer = JobRescuer(queue: queue)
+            let id = try #require(try await queue.enqueue(kind: "a"))
+            let stale = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w1", lease: .milliseconds(50)).first)
+            #expect(await eventually { (try? await rescuer.rescueExpired()) == 1 })
+            let fresh = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w2", lease: .seconds(30)).first)
+            #expect(fresh.id == id && fresh.attempt == 2)
+
+            #expect(try await queue.complete(stale) == false)
+            #expect(try await queue.fail(stale, error: "late") == nil)
+            #expect(try await queue.snooze(stale, for: .zero) == false)
+            #expect(try await queue.discard(stale, reason: "late") == false)
+            #expect(try await queue.release([stale]).isEmpty)
+            #expect(try await queue.extendLeases([stale], lease: .seconds(60)).isEmpty)
+            // Same worker name claiming again does not revive an old attempt either.
+            let sameName = Job(id: id, kind: "a", payload: "{}", uniqueKey: nil, attempt: 1, maxAttempts: 25, worker: "w2",
+                               runAt: fresh.runAt, createdAt: fresh.createdAt, leaseExpiresAt: fresh.leaseExpiresAt)
+            #expect(try await queue.complete(sameName) == false)
+            #expect(try await db.job(id).state == "running")
+
+            #expect(try await queue.complete(fresh))
+            let row = try await db.job(id)
+            #expect(row.state == "succeeded" && row.attempt == 2)
+            #expect(row.errors.count == 1 && row.errors[0].error.contains("lease expired") && row.errors[0].attempt == 1)
+        }
+    }
+
+    @Test("the rescuer discards and dead-letters an expired job that was on its last attempt")
+    func rescueLastAttempt() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let id = try #require(try await queue.enqueue(kind: "a", maxAttempts: 1))
+            _ = try await queue.claim(limit: 1, kinds: ["a"], worker: "w1", lease: .milliseconds(50))
+            #expect(await eventually { (try? await JobRescuer(queue: queue).rescueExpired()) == 1 })
+            #expect(try await db.job(id).state == "discarded")
+            let letters = try await db.deadLetters(job: id)
+            #expect(letters.map(\.reason) == ["max_attempts_exceeded"])
+            #expect(letters.first?.error?.contains("w1") == true)
+        }
+    }
+}
