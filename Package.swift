@@ -67,6 +67,7 @@ let package = Package(
         .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
-                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres"], swiftSettings: swiftSettings),
+                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
+                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,0 +1,93 @@
+import Foundation
+import PayhookCore
+import PayhookEmulator
+import PayhookHTTP
+import PayhookProviders
+import Testing
+@testable import PayhookApp
+
+/// Processing with the real HTTP clients against the in-repo provider emulator: what the other
+/// normalization suites check with in-memory fakes, here across real HTTP, credentials and faults.
+@Suite("Normalization through the provider emulator", .timeLimit(.minutes(2)))
+struct NormalizationEmulatorTests {
+    struct Setup {
+        let harness: ProcessingHarness
+        let emulator: ProviderEmulator
+        let processor: InboundEventProcessor
+    }
+
+    static func setUp(_ label: String, clientTimeout: Duration = .seconds(5)) async throws -> Setup {
+        let harness = try await ProcessingHarness.make(label)
+        let emulator = try ProviderEmulator()
+        try emulator.start()
+        emulator.seedDemoResources()
+        let credentials = emulator.configuration
+        let http = URLSessionHTTPClient(maxConcurrent: 8)
+        let clients = PaymentProviderClients([
+            MercadoPagoAPIClient(baseURL: emulator.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
+                                 http: http, timeout: clientTimeout),
+            PXPAPIClient(baseURL: emulator.baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
+                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
+                         http: http, timeout: clientTimeout),
+        ])
+        var settings = ProcessorSettings()
+        settings.retry.maxAttempts = 3
+        let clock = harness.clock
+        let processor = InboundEventProcessor(
+            pool: harness.pool, conninfo: harness.database.url, clients: clients, settings: settings,
+            logger: .silent, now: { clock.now }, jitter: { 0.5 })
+        return Setup(harness: harness, emulator: emulator, processor: processor)
+    }
+
+    static let paymentID = ProviderEmulator.Demo.mercadoPagoPaymentID
+    static let transactionID = ProviderEmulator.Demo.pxpTransactionID
+
+    @Test("thin Mercado Pago and PXP webhooks are completed from the provider's API and stored")
+    func fetchesThroughHTTP() async throws {
+        let setup = try await Self.setUp("emu_fetch")
+        defer { setup.emulator.stop() }
+        let harness = setup.harness
+        try await harness.insert(.mercadopago, Bodies.mercadoPago(type: "payment", action: "payment.updated", id: Self.paymentID, notification: 1))
+        try await harness.insert(.pxp, Bodies.pxpTransaction(Self.transactionID, state: "Authorised"))
+        let outcome = try await harness.drain(setup.processor)
+        #expect(outcome.processed == 2)
+        #expect(outcome.dead == 0)
+        // What the emulator holds is what the stored rows say (the webhook's own state is not trusted).
+        #expect(try await harness.payment(.mercadopago, Self.paymentID)?.status == "captured")
+        #expect(try await harness.payment(.pxp, Self.transactionID)?.status == "captured")
+        #expect(setup.emulator.mercadoPago.callCount(.payment, id: Self.paymentID) == 1)
+    }
+
+    @Test("a 503 and then a timeout from the provider are retried with backoff, then the event is processed")
+    func retriesProviderFailures() async throws {
+        let setup = try await Self.setUp("emu_retry", clientTimeout: .milliseconds(300))
+        defer { setup.emulator.stop() }
+        let harness = setup.harness
+        setup.emulator.mercadoPago.fail(next: 1, with: .status(503), on: .payment, id: Self.paymentID)
+        setup.emulator.mercadoPago.fail(next: 1, with: .timeout(after: .seconds(1)), on: .payment, id: Self.paymentID)
+        let id = try await harness.insert(.mercadopago, Bodies.mercadoPago(type: "payment", action: "payment.updated", id: Self.paymentID, notification: 2))
+
+        #expect(try await harness.drain(setup.processor).retried == 1)
+        #expect(try await harness.inbound(id).status == "pending")
+        harness.clock.advance(by: 3600)
+        #expect(try await harness.drain(setup.processor).retried == 1)
+        #expect(try await harness.inbound(id).lastError?.contains("timeout") == true)
+        harness.clock.advance(by: 3600)
+        #expect(try await harness.drain(setup.processor).processed == 1)
+        let inbound = try await harness.inbound(id)
+        #expect(inbound.status == "processed")
+        #expect(inbound.attempts == 3)
+        #expect(try await harness.payment(.mercadopago, Self.paymentID)?.status == "captured")
+    }
+
+    @Test("a payment the provider does not know is dead-lettered at once with a clear reason")
+    func notFoundIsDeadLettered() async throws {
+        let setup = try await Self.setUp("emu_404")
+        defer { setup.emulator.stop() }
+        let harness = setup.harness
+        let id = try await harness.insert(.mercadopago, Bodies.mercadoPago(type: "payment", action: "payment.updated", id: "999000111", notification: 3))
+        #expect(try await harness.drain(setup.processor).dead == 1)
+        #expect(try await harness.inbound(id).status == "dead")
+        #expect(try await harness.text("SELECT reason AS v FROM dead_letters WHERE source_id = $1", [.int(id)]) == "not_found_at_provider")
+    }
+}
