@@ -16,6 +16,12 @@ public enum PayhookCLI {
                                                 run the webhook ingress, the event processor
                                                 and the admin listener (default: every role)
           migrate [--json]                      apply pending schema migrations and exit
+          dead-letters list|show|replay|discard inspect and replay work that exhausted its retries
+                                                (replay is a dry run unless --execute; see
+                                                `payhook dead-letters help`)
+          inbound reprocess --provider P --since T [--execute]
+                                                re-run normalization over processed deliveries
+                                                (dry run unless --execute)
           version [--json]                      print the version
           help                                  print this text
 
@@ -59,6 +65,10 @@ public enum PayhookCLI {
                 }
             }
             return await serve(environment: environment, migrateFirst: migrateFirst, roles: roles)
+        case "dead-letters":
+            return await DeadLettersCommand.run(rest, environment: environment)
+        case "inbound":
+            return await InboundCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }

@@ -49,6 +49,6 @@ enum JSONDocument: Sendable, Equatable {
 
     /// `2025-03-20T12:00:00.123Z`: one fixed format for every timestamp an operator reads.
     static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }
