@@ -134,6 +134,11 @@ public enum PayhookCLI {
         case .success(let value): (configuration, databaseURL) = value
         case .failure(let error): return fail(error.description)
         }
+        let retention: RetentionPolicy
+        switch RetentionPolicy.parse(environment: environment) {
+        case .success(let policy): retention = policy
+        case .failure(let error): return fail(error.description)
+        }
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
         do {
             if migrateFirst {
@@ -142,7 +147,7 @@ public enum PayhookCLI {
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }
             let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
-                                           roles: roles)
+                                           roles: roles, retention: retention)
             let signals = ShutdownSignal()
             try await server.run { await signals.wait() }
             return 0
