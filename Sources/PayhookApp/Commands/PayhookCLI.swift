@@ -16,6 +16,12 @@ public enum PayhookCLI {
                                                 run the webhook ingress, the event processor
                                                 and the admin listener (default: every role)
           migrate [--json]                      apply pending schema migrations and exit
+          dead-letters list|show|replay|discard inspect and replay work that exhausted its retries
+                                                (replay is a dry run unless --execute; see
+                                                `payhook dead-letters help`)
+          inbound reprocess --provider P --since T [--execute]
+                                                re-run normalization over processed deliveries
+                                                (dry run unless --execute)
           version [--json]                      print the version
           help                                  print this text
 
@@ -59,6 +65,10 @@ public enum PayhookCLI {
                 }
             }
             return await serve(environment: environment, migrateFirst: migrateFirst, roles: roles)
+        case "dead-letters":
+            return await DeadLettersCommand.run(rest, environment: environment)
+        case "inbound":
+            return await InboundCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }
@@ -124,6 +134,11 @@ public enum PayhookCLI {
         case .success(let value): (configuration, databaseURL) = value
         case .failure(let error): return fail(error.description)
         }
+        let retention: RetentionPolicy
+        switch RetentionPolicy.parse(environment: environment) {
+        case .success(let policy): retention = policy
+        case .failure(let error): return fail(error.description)
+        }
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
         do {
             if migrateFirst {
@@ -132,7 +147,7 @@ public enum PayhookCLI {
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }
             let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
-                                           roles: roles)
+                                           roles: roles, retention: retention)
             let signals = ShutdownSignal()
             try await server.run { await signals.wait() }
             return 0

@@ -19,12 +19,14 @@ final class PayhookServer: Sendable {
     let roles: Set<String>
     /// Normalizes inbound events; `nil` unless the `processor` role is on.
     let processor: InboundEventProcessor?
+    /// Retention and the database-backed gauges; run in every role.
+    let maintenance: BackgroundMaintenance
 
     /// Writer loops: two keep one batch committing while the next one fills.
     static let writerCount = 2
 
     init(configuration: Configuration, databaseURL: String, logger: Logger,
-         roles: Set<String> = PayhookCLI.knownRoles) throws {
+         roles: Set<String> = PayhookCLI.knownRoles, retention: RetentionPolicy = RetentionPolicy()) throws {
         self.configuration = configuration
         self.logger = logger
         self.roles = roles
@@ -53,6 +55,9 @@ final class PayhookServer: Sendable {
                 ("payhook_ingest_queue_depth", [], Double(writer.queueDepth)),
             ]
         }
+
+        self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
+        let deadLetters = DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool))
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
@@ -88,6 +93,7 @@ final class PayhookServer: Sendable {
                 respond(HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")], body: Array("unauthorized\n".utf8)))
                 return
             }
+            if deadLetters.handle(request, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
@@ -131,6 +137,8 @@ final class PayhookServer: Sendable {
         async let writing: Void = writer.run(writers: Self.writerCount)
         async let recording: Void = rejections.run()
         async let processing: Void = runProcessor()
+        let maintenance = self.maintenance
+        async let maintaining: Void = maintenance.run()
 
         await shutdown()
         logger.info("shutting down: no new connections; draining queued deliveries")
@@ -139,7 +147,8 @@ final class PayhookServer: Sendable {
         writer.stop()
         rejections.stop()
         processor?.stop()
-        _ = await (writing, recording, processing)
+        maintenance.stop()
+        _ = await (writing, recording, processing, maintaining)
         if ingressOn { ingressServer.stop() }
         adminServer.stop()
         await pool.close()

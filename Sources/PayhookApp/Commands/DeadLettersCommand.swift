@@ -1,0 +1,380 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+
+/// `payhook dead-letters list | show | replay | discard`: the on-call engineer's view of work
+/// that exhausted its retries. Every change goes through `DeadLetterOperations`, the same code
+/// the admin API runs.
+///
+/// Replay is a dry run unless `--execute` is given: at 3 a.m. the safe command is the default.
+enum DeadLettersCommand {
+    static let usage = """
+        usage: payhook dead-letters <list|show|replay|discard> [options]
+
+          list [--provider P] [--source inbound_event|job] [--since 2h|30m|7d|ISO-TIME] [--reason TEXT]
+               [--status open|replayed|discarded] [--limit N] [--json]
+                                    letters, newest first (default: open ones, at most 100)
+          show ID [--json]          the letter, its error history, the raw delivery or job payload,
+                                    and what a replay would do
+          replay ID... | --all [list filters] [--execute] [--rate N/s] [--note TEXT] [--actor NAME] [--json]
+                                    DRY RUN unless --execute: puts the work back in its queue
+                                    (attempts reset, history kept), throttled (default 50/s),
+                                    and marks the letters replayed; replaying twice changes nothing
+          discard ID... --note TEXT [--actor NAME] [--json]
+                                    marks letters discarded (the work stays failed); needs a note
+
+        Executed actions are written to audit_log with the actor (--actor, else $USER).
+
+        """
+
+    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+        var rest = arguments
+        guard let subcommand = rest.popFirst() else { return usageError("dead-letters needs a subcommand") }
+        let filterOptions: Set<String> = ["--provider", "--source", "--since", "--reason", "--status", "--limit"]
+        switch subcommand {
+        case "list":
+            guard let parsed = parse(rest, options: filterOptions, flags: ["--json"]) else { return 2 }
+            guard parsed.positionals.isEmpty else { return usageError("list takes no ids (use show ID)") }
+            guard var filter = filter(from: parsed) else { return 2 }
+            if filter.limit == nil { filter.limit = 100 }
+            return await withOperations(environment) { operations in
+                let letters = try await operations.list(filter)
+                if parsed.flags.contains("--json") {
+                    print(JSONDocument.array(letters.map(\.json)).rendered)
+                } else {
+                    print(table(letters), terminator: "")
+                }
+                return 0
+            }
+        case "show":
+            guard let parsed = parse(rest, options: [], flags: ["--json"]) else { return 2 }
+            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
+                return usageError("show needs exactly one dead letter id")
+            }
+            return await withOperations(environment) { operations in
+                let detail = try await operations.detail(id: id)
+                print(parsed.flags.contains("--json") ? detail.json.rendered : describe(detail), terminator: parsed.flags.contains("--json") ? "\n" : "")
+                return 0
+            }
+        case "replay":
+            return await replay(rest, environment: environment, filterOptions: filterOptions)
+        case "discard":
+            return await discard(rest, environment: environment)
+        case "help", "--help", "-h":
+            print(usage, terminator: "")
+            return 0
+        default:
+            return usageError("unknown dead-letters subcommand: \(subcommand)")
+        }
+    }
+
+    // MARK: replay and discard
+
+    private static func replay(_ arguments: ArraySlice<String>, environment: [String: String], filterOptions: Set<String>) async -> Int32 {
+        guard let parsed = parse(arguments, options: filterOptions.union(["--rate", "--note", "--actor"]),
+                                 flags: ["--json", "--execute", "--all"]) else { return 2 }
+        let all = parsed.flags.contains("--all")
+        guard all != !parsed.positionals.isEmpty else {
+            return usageError("replay needs dead letter ids or --all with filters, not both")
+        }
+        guard let ids = ids(parsed.positionals) else { return 2 }
+        guard var filter = filter(from: parsed) else { return 2 }
+        if !all, !Set(parsed.values.keys).isDisjoint(with: filterOptions) {
+            return usageError("filters (--provider, --since, …) only apply with --all")
+        }
+        guard filter.status == .open else { return usageError("replay --all only replays open letters; drop --status") }
+        if parsed.values["--limit"] == nil { filter.limit = nil }
+        let rate: Double
+        if let text = parsed.values["--rate"] {
+            guard let value = Double(text.hasSuffix("/s") ? String(text.dropLast(2)) : text), value > 0, value <= 10_000 else {
+                return usageError("--rate expects a number of letters per second, e.g. --rate 20/s")
+            }
+            rate = value
+        } else {
+            rate = 50
+        }
+        let execute = parsed.flags.contains("--execute")
+        let json = parsed.flags.contains("--json")
+        // A dry run changes nothing, so only an executed replay needs to know who acts.
+        var actor = ""
+        if execute {
+            guard let name = Self.actor(parsed, environment) else { return 2 }
+            actor = name
+        }
+        return await withOperations(environment) { operations in
+            let letters = all ? try await operations.matching(filter) : try await operations.letters(ids: ids)
+            let open = letters.filter { $0.status == .open }
+            guard execute else {
+                if json {
+                    print(JSONDocument.object([
+                        .init("dry_run", .bool(true)), .init("would_replay", .int(Int64(open.count))),
+                        .init("letters", .array(letters.map { letter in
+                            .object([.init("dead_letter", letter.json), .init("replay_would", .string(plan(letter)))])
+                        })),
+                    ]).rendered)
+                } else {
+                    print("DRY RUN: would replay \(open.count) dead letter(s); nothing was changed.")
+                    for letter in letters { print("  \(letter.id)  \(letter.source.rawValue) \(letter.sourceID)  \(plan(letter))") }
+                    if !open.isEmpty { print("Run again with --execute to replay them (at most \(format(rate))/s).") }
+                }
+                return 0
+            }
+            let action = OperatorAction(actor: actor, note: parsed.values["--note"], context: [
+                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
+            ] + (all ? [.init("filter", filter.json)] : []))
+            var outcomes: [JSONDocument] = []
+            var replayed = 0
+            var failed = 0
+            let clock = ContinuousClock()
+            let start = clock.now
+            for (index, letter) in letters.enumerated() {
+                // Throttled so that a mass replay cannot swamp the processors or a provider API.
+                try? await clock.sleep(until: start + .seconds(Double(index) / rate))
+                do {
+                    let outcome = try await operations.replay(id: letter.id, by: action)
+                    if outcome.changed { replayed += 1 }
+                    outcomes.append(outcome.json)
+                    if !json {
+                        print(outcome.changed ? "replayed \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)")
+                    }
+                } catch {
+                    let failure = OperationsError.wrapping(error)
+                    failed += 1
+                    outcomes.append(.object([.init("id", .int(letter.id)), .init("error", failure.json)]))
+                    if !json { FileHandle.standardError.write(Data("payhook: dead letter \(letter.id): \(failure.message)\n".utf8)) }
+                    if failure.code == .databaseUnavailable { break }
+                }
+            }
+            if json {
+                print(JSONDocument.object([
+                    .init("dry_run", .bool(false)), .init("replayed", .int(Int64(replayed))),
+                    .init("failed", .int(Int64(failed))), .init("results", .array(outcomes)),
+                ]).rendered)
+            } else {
+                print("replayed \(replayed) of \(letters.count) dead letter(s)" + (failed > 0 ? ", \(failed) failed" : ""))
+            }
+            return failed > 0 ? 1 : 0
+        }
+    }
+
+    private static func discard(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+        guard let parsed = parse(arguments, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
+        guard !parsed.positionals.isEmpty else { return usageError("discard needs dead letter ids") }
+        guard let ids = ids(parsed.positionals) else { return 2 }
+        guard let note = parsed.values["--note"], !note.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            return usageError("discard needs --note TEXT saying why the work is abandoned")
+        }
+        guard let actor = actor(parsed, environment) else { return 2 }
+        let json = parsed.flags.contains("--json")
+        return await withOperations(environment) { operations in
+            let letters = try await operations.letters(ids: ids)
+            let action = OperatorAction(actor: actor, note: note, context: [
+                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
+            ])
+            var outcomes: [JSONDocument] = []
+            var discarded = 0
+            for letter in letters {
+                let outcome = try await operations.discard(id: letter.id, by: action)
+                if outcome.changed { discarded += 1 }
+                outcomes.append(outcome.json)
+                if !json { print(outcome.changed ? "discarded \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)") }
+            }
+            if json {
+                print(JSONDocument.object([.init("discarded", .int(Int64(discarded))), .init("results", .array(outcomes))]).rendered)
+            } else {
+                print("discarded \(discarded) of \(letters.count) dead letter(s)")
+            }
+            return 0
+        }
+    }
+
+    /// What replaying this letter would do, judged from the letter alone (`show` checks the work row).
+    static func plan(_ letter: DeadLetter) -> String {
+        guard letter.status == .open else { return "already \(letter.status.rawValue); nothing to do" }
+        return switch letter.source {
+        case .inboundEvent: "set inbound event \(letter.sourceID) back to pending (attempts 0, due now)"
+        case .job: "set job \(letter.sourceID) available (attempt 0, run now)"
+        }
+    }
+
+    // MARK: output
+
+    static func table(_ letters: [DeadLetter]) -> String {
+        guard !letters.isEmpty else { return "no dead letters match\n" }
+        let header = ["ID", "SOURCE", "SOURCE_ID", "PROVIDER", "STATUS", "CREATED", "REASON: ERROR"]
+        let rows = letters.map { letter in
+            [String(letter.id), letter.source.rawValue, String(letter.sourceID), letter.provider ?? "-", letter.status.rawValue,
+             JSONDocument.format(letter.createdAt),
+             clip(letter.reason + (letter.error.map { ": " + $0 } ?? ""), 90)]
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n\(letters.count) dead letter(s)\n"
+    }
+
+    static func describe(_ detail: DeadLetterDetail) -> String {
+        let letter = detail.letter
+        var out = "dead letter \(letter.id) (\(letter.status.rawValue))\n"
+        out += "  source      \(letter.source.rawValue) \(letter.sourceID)\n"
+        out += "  provider    \(letter.provider ?? "-")\n"
+        out += "  reason      \(letter.reason)\n"
+        out += "  error       \(oneLine(letter.error ?? "-"))\n"
+        out += "  created     \(JSONDocument.format(letter.createdAt))\n"
+        if let resolvedAt = letter.resolvedAt {
+            out += "  resolved    \(JSONDocument.format(resolvedAt)) by \(letter.resolvedBy ?? "?")\n"
+        }
+        if let note = letter.note { out += "  note        \(oneLine(note))\n" }
+        switch detail.subject {
+        case .inboundEvent(let event):
+            out += "inbound event \(event.id)\n"
+            out += "  status      \(event.status), attempts \(event.attempts), next attempt \(JSONDocument.format(event.nextAttemptAt))\n"
+            out += "  last error  \(oneLine(event.lastError ?? "-"))\n"
+            out += "  received    \(JSONDocument.format(event.receivedAt)) from \(event.remoteAddress ?? "?")\n"
+            out += "  route       \(event.provider)\(event.account.isEmpty ? "" : "/" + event.account)  type \(event.eventType ?? "-")\n"
+            out += "  dedup key   \(oneLine(event.dedupKey))\n"
+            out += "  query       \(event.query.isEmpty ? "-" : event.query)\n"
+            out += "  headers     \(event.headersJSON)\n"
+            let body = event.bodyRendering
+            out += "  body (\(event.body.count) bytes, \(body.encoding)):\n"
+            out += body.text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n") + "\n"
+        case .job(let job):
+            out += "job \(job.id) (\(job.kind))\n"
+            out += "  state       \(job.state), attempt \(job.attempt) of \(job.maxAttempts), run at \(JSONDocument.format(job.runAt))\n"
+            out += "  errors      \(job.errorsJSON)\n"
+            out += "  payload     \(job.payloadJSON)\n"
+        case .missing:
+            out += "\(letter.source.rawValue) \(letter.sourceID): no longer exists\n"
+        }
+        out += "replay would: \(detail.replayPlan)\n"
+        return out
+    }
+
+    private static func clip(_ text: String, _ limit: Int) -> String {
+        let flat = oneLine(text)
+        return flat.count <= limit ? flat : String(flat.prefix(limit - 1)) + "…"
+    }
+
+    /// Control characters from stored errors or keys must not move a terminal's cursor.
+    private static func oneLine(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    // MARK: arguments and plumbing
+
+    static func filter(from parsed: CommandArguments) -> DeadLetterFilter? {
+        var filter = DeadLetterFilter()
+        if let status = parsed.values["--status"] {
+            guard let value = DeadLetter.Status(rawValue: status) else {
+                _ = usageError("--status must be open, replayed or discarded"); return nil
+            }
+            filter.status = value
+        }
+        if let source = parsed.values["--source"] {
+            guard let value = DeadLetter.Source(rawValue: source) else {
+                _ = usageError("--source must be inbound_event or job"); return nil
+            }
+            filter.source = value
+        }
+        filter.provider = parsed.values["--provider"]
+        filter.reason = parsed.values["--reason"]
+        if let since = parsed.values["--since"] {
+            guard let date = SinceArgument.parse(since) else { _ = usageError("--since: \(SinceArgument.help)"); return nil }
+            filter.createdSince = date
+        }
+        if let limit = parsed.values["--limit"] {
+            guard let value = Int(limit), value > 0 else { _ = usageError("--limit must be a positive number"); return nil }
+            filter.limit = value
+        }
+        return filter
+    }
+
+    private static func ids(_ positionals: [String]) -> [Int64]? {
+        var ids: [Int64] = []
+        for text in positionals {
+            guard let id = Int64(text), id > 0 else { _ = usageError("not a dead letter id: \(text)"); return nil }
+            ids.append(id)
+        }
+        return ids
+    }
+
+    static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
+        if let actor = parsed.values["--actor"] ?? environment["USER"], !actor.isEmpty { return actor }
+        _ = usageError("who is acting? pass --actor NAME (or set $USER); it goes into audit_log")
+        return nil
+    }
+
+    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>) -> CommandArguments? {
+        switch CommandArguments.parse(arguments, options: options, flags: flags) {
+        case .success(let parsed): return parsed
+        case .failure(let problem):
+            _ = usageError(problem.message)
+            return nil
+        }
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
+        return 2
+    }
+
+    /// Opens a small pool from the environment, runs `body`, closes the pool. Operations errors
+    /// become exit 1 with their message on stderr.
+    static func withOperations(
+        _ environment: [String: String], _ body: (DeadLetterOperations) async throws -> Int32
+    ) async -> Int32 {
+        let databaseURL: String
+        switch PayhookCLI.loadConfiguration(environment) {
+        case .success(let loaded): databaseURL = loaded.1
+        case .failure(let error): return PayhookCLI.fail(error.description)
+        }
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
+        let status: Int32
+        do {
+            status = try await body(DeadLetterOperations(pool: pool))
+        } catch {
+            status = PayhookCLI.fail(OperationsError.wrapping(error).message)
+        }
+        await pool.close()
+        return status
+    }
+}
+
+/// Positional arguments, `--name value` options and `--flag`s of one subcommand.
+struct CommandArguments: Sendable {
+    var positionals: [String] = []
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+
+    struct Problem: Error {
+        let message: String
+    }
+
+    /// Parses `arguments`; an option given twice, a missing value or an unknown `--x` is a problem.
+    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>) -> Result<CommandArguments, Problem> {
+        var parsed = CommandArguments()
+        var rest = arguments
+        while let argument = rest.popFirst() {
+            if options.contains(argument) {
+                guard let value = rest.popFirst() else { return .failure(Problem(message: "\(argument) needs a value")) }
+                guard parsed.values[argument] == nil else { return .failure(Problem(message: "\(argument) given twice")) }
+                parsed.values[argument] = value
+            } else if flags.contains(argument) {
+                parsed.flags.insert(argument)
+            } else if argument.hasPrefix("-") {
+                return .failure(Problem(message: "unknown option: \(argument)"))
+            } else {
+                parsed.positionals.append(argument)
+            }
+        }
+        return .success(parsed)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import PayhookHTTP
+
+/// The admin listener's `/v1/dead-letters` routes: JSON over the same `DeadLetterOperations`
+/// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).
+///
+/// Errors are `{"code": …, "message": …, "field": …}` with a stable `code`; bad input is 400 and
+/// names the query parameter or body field at fault. Replay here executes (an HTTP client asks
+/// explicitly); use `GET /v1/dead-letters/{id}` for what it would do.
+struct DeadLetterAdminAPI: Sendable {
+    let operations: DeadLetterOperations
+
+    static let prefix = "/v1/dead-letters"
+
+    /// Answers `request` when its path is under `/v1/dead-letters`; returns false otherwise.
+    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        guard request.path == Self.prefix || request.path.hasPrefix(Self.prefix + "/") else { return false }
+        let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let route = Array(segments.map(String.init))
+        let operations = self.operations
+        Task {
+            let response: HTTPResponse
+            do {
+                response = try await Self.route(request, route, operations)
+            } catch {
+                response = Self.failure(OperationsError.wrapping(error))
+            }
+            respond(response)
+        }
+        return true
+    }
+
+    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: DeadLetterOperations) async throws -> HTTPResponse {
+        switch (request.method, route.count) {
+        case ("GET", 0):
+            let letters = try await operations.list(try filter(query: request.rawQuery))
+            return ok(.object([.init("dead_letters", .array(letters.map(\.json)))]))
+        case ("GET", 1):
+            return ok(try await operations.detail(id: try id(route[0])).json)
+        case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
+            let id = try id(route[0])
+            let body = try bodyFields(request.body)
+            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: [
+                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
+            ])
+            let outcome = route[1] == "replay"
+                ? try await operations.replay(id: id, by: action)
+                : try await operations.discard(id: id, by: action)
+            return ok(outcome.json)
+        case (_, 0), (_, 1):
+            return failure(status: 405, code: "method_not_allowed", "method \(request.method) is not allowed here")
+        case (_, 2) where route[1] == "replay" || route[1] == "discard":
+            return failure(status: 405, code: "method_not_allowed", "method \(request.method) is not allowed here")
+        default:
+            return failure(status: 404, code: "not_found", "no such admin route")
+        }
+    }
+
+    static func filter(query: String) throws(OperationsError) -> DeadLetterFilter {
+        var filter = DeadLetterFilter()
+        filter.limit = 100
+        for (name, value) in parseQuery(query) {
+            switch name {
+            case "status":
+                guard let status = DeadLetter.Status(rawValue: value) else {
+                    throw .invalid("status", "status must be open, replayed or discarded")
+                }
+                filter.status = status
+            case "source":
+                guard let source = DeadLetter.Source(rawValue: value) else {
+                    throw .invalid("source", "source must be inbound_event or job")
+                }
+                filter.source = source
+            case "provider": filter.provider = value
+            case "reason": filter.reason = value
+            case "since":
+                guard let since = SinceArgument.parse(value) else { throw .invalid("since", "since: \(SinceArgument.help)") }
+                filter.createdSince = since
+            case "limit":
+                guard let limit = Int(value), (1...10_000).contains(limit) else {
+                    throw .invalid("limit", "limit must be a number from 1 to 10000")
+                }
+                filter.limit = limit
+            default:
+                throw .invalid(name, "unknown query parameter \(name); known: status, source, provider, reason, since, limit")
+            }
+        }
+        return filter
+    }
+
+    private static func id(_ text: String) throws(OperationsError) -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw .invalid("id", "the dead letter id must be a positive integer") }
+        return id
+    }
+
+    /// The optional JSON body of replay and discard: `{"note": "…", "actor": "…"}`.
+    private static func bodyFields(_ body: [UInt8]) throws(OperationsError) -> (note: String?, actor: String?) {
+        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) else { return (nil, nil) }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
+        }
+        for key in object.keys where key != "note" && key != "actor" {
+            throw .invalid(key, "unknown field \(key); known: note, actor")
+        }
+        func text(_ key: String) throws(OperationsError) -> String? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
+            guard let string = value as? String, !string.isEmpty else { throw .invalid(key, "\(key) must be a non-empty string") }
+            return string
+        }
+        return (try text("note"), try text("actor"))
+    }
+
+    /// `a=1&b=x%20y` as name/value pairs, percent- and `+`-decoded.
+    static func parseQuery(_ query: String) -> [(String, String)] {
+        query.split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            guard let name = parts.first, !name.isEmpty else { return nil }
+            return (decode(name), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    private static func ok(_ document: JSONDocument) -> HTTPResponse {
+        .json(200, Array(document.rendered.utf8))
+    }
+
+    static func failure(_ error: OperationsError) -> HTTPResponse {
+        let status = switch error.code {
+        case .invalidArgument: 400
+        case .notFound: 404
+        case .sourceMissing: 409
+        case .databaseUnavailable: 503
+        }
+        return .json(status, Array(error.json.rendered.utf8))
+    }
+
+    private static func failure(status: Int, code: String, _ message: String) -> HTTPResponse {
+        .json(status, Array(JSONDocument.object([.init("code", .string(code)), .init("message", .string(message))]).rendered.utf8))
+    }
+}

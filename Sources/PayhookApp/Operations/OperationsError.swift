@@ -1,0 +1,47 @@
+/// Why an operator action (CLI or admin API) could not be carried out.
+///
+/// The `code` is stable (scripts and the admin API's clients match on it); the message says what
+/// to do and never contains secrets or delivery bodies.
+struct OperationsError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Code: String, Sendable {
+        /// An id names no dead letter (or no row of the kind asked for).
+        case notFound = "not_found"
+        /// An argument or body field is missing or malformed; `field` names it.
+        case invalidArgument = "invalid_argument"
+        /// The dead letter points at an inbound event or job that no longer exists.
+        case sourceMissing = "source_missing"
+        /// The database refused or could not be reached; nothing was changed by this call.
+        case databaseUnavailable = "database_unavailable"
+    }
+
+    let code: Code
+    let message: String
+    /// The argument or JSON field at fault, for `invalid_argument`.
+    let field: String?
+
+    init(_ code: Code, _ message: String, field: String? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    static func invalid(_ field: String, _ message: String) -> OperationsError {
+        OperationsError(.invalidArgument, message, field: field)
+    }
+
+    var description: String { message }
+
+    /// The admin API's error body: `{"code": …, "message": …, "field": …}`.
+    var json: JSONDocument {
+        var members: [JSONDocument.Member] = [.init("code", .string(code.rawValue)), .init("message", .string(message))]
+        if let field { members.append(.init("field", .string(field))) }
+        return .object(members)
+    }
+
+    /// Wraps anything that is not already an `OperationsError` as a database failure; the
+    /// Postgres error text names no bind values, so it is safe to show.
+    static func wrapping(_ error: any Error) -> OperationsError {
+        if let error = error as? OperationsError { return error }
+        return OperationsError(.databaseUnavailable, "database error: \(error)")
+    }
+}

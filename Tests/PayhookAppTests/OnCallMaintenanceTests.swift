@@ -1,0 +1,133 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookTestSupport
+import Synchronization
+import Testing
+@testable import PayhookApp
+
+@Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(2)))
+struct OnCallMaintenanceTests {
+    @Test("every operations statement prepares against the migrated schema")
+    func prepareAll() async throws {
+        let statements: [(String, String)] = [
+            ("list_letters", OperationsSQL.listLetters), ("match_letters", OperationsSQL.matchLetters),
+            ("select_letters", OperationsSQL.selectLetters), ("lock_letter", OperationsSQL.lockLetter),
+            ("resolve_letter", OperationsSQL.resolveLetter), ("select_inbound", OperationsSQL.selectInboundEvent),
+            ("select_job", OperationsSQL.selectJob), ("requeue_inbound", OperationsSQL.requeueInboundEvent),
+            ("requeue_job", OperationsSQL.requeueJob), ("insert_audit", OperationsSQL.insertAudit),
+            ("count_reprocessable", OperationsSQL.countReprocessable), ("reprocess_batch", OperationsSQL.reprocessBatch),
+            ("delete_processed", OperationsSQL.deleteProcessedInbound), ("delete_rejected", OperationsSQL.deleteRejectedDeliveries),
+            ("gauges", OperationsSQL.gauges), ("inbound_status", OperationsSQL.inboundEventStatus), ("job_state", OperationsSQL.jobState),
+        ]
+        let database = try await TestDatabase.migrated("oncall_sql")
+        let connection = try await PostgresConnection.connect(database.url)
+        defer { connection.close() }
+        for (name, sql) in statements {
+            do {
+                try await connection.execute("PREPARE \(name) AS \(sql)")
+            } catch {
+                Issue.record("\(name): \(error)")
+            }
+        }
+    }
+
+    @Test("retention deletes only old processed deliveries nothing references, and old rejected ones, in batches")
+    func retention() async throws {
+        let database = try await TestDatabase.migrated("oncall_retention")
+        func insert(_ key: String, status: String, daysAgo: Int) async throws -> Int64 {
+            try #require(try await database.query("""
+                INSERT INTO inbound_events (provider, dedup_key, body, status, received_at)
+                VALUES ('adyen', $1, '\\x7b7d', $2, now() - make_interval(days => $3::int)) RETURNING id
+                """, [.text(key), .text(status), .int(Int64(daysAgo))]).rows.first?.decode("id"))
+        }
+        for n in 0..<5 { _ = try await insert("old-\(n)", status: "processed", daysAgo: 40) }
+        _ = try await insert("recent", status: "processed", daysAgo: 2)
+        _ = try await insert("old-pending", status: "pending", daysAgo: 40)
+        _ = try await insert("old-dead", status: "dead", daysAgo: 40)
+        let referenced = try await insert("old-referenced", status: "processed", daysAgo: 40)
+        try await database.query("INSERT INTO payment_events (inbound_event_id, type, occurred_at) VALUES ($1, 'payment.captured', now())",
+                                 [.int(referenced)])
+        let lettered = try await insert("old-lettered", status: "processed", daysAgo: 40)
+        try await database.query("INSERT INTO dead_letters (source, source_id, reason, status) VALUES ('inbound_event', $1, 'x', 'replayed')",
+                                 [.int(lettered)])
+        try await database.query("""
+            INSERT INTO rejected_deliveries (provider, reason, body_size, body, received_at)
+            VALUES ('pxp', 'signature_mismatch', 2, '\\x7b7d', now() - interval '10 days'),
+                   ('pxp', 'signature_mismatch', 2, '\\x7b7d', now() - interval '1 day')
+            """)
+
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        var policy = RetentionPolicy()
+        policy.batchSize = 2
+        let metrics = MetricsRegistry()
+        let sweeper = RetentionSweeper(pool: pool, policy: policy, metrics: metrics, logger: .silent)
+        let outcome = try await sweeper.sweep()
+        #expect(outcome == RetentionSweeper.Outcome(inboundEvents: 5, rejectedDeliveries: 1))
+        let left = try await database.string("SELECT string_agg(dedup_key, ',' ORDER BY dedup_key) AS v FROM inbound_events")
+        #expect(left == "old-dead,old-lettered,old-pending,old-referenced,recent")
+        #expect(try await database.int("SELECT count(*) AS n FROM rejected_deliveries") == 1)
+        #expect(metrics.counterValue("payhook_retention_deleted_total", [("table", "inbound_events")]) == 5)
+        #expect(try await sweeper.sweep() == RetentionSweeper.Outcome(), "a second sweep finds nothing")
+        await pool.close()
+    }
+
+    @Test("retention settings come from the environment, every problem reported")
+    func retentionPolicy() throws {
+        let parsed = try RetentionPolicy.parse(environment: ["PAYHOOK_RETENTION_DAYS": "90", "PAYHOOK_REJECTED_RETENTION_DAYS": "0"]).get()
+        #expect(parsed.processedInboundDays == 90 && parsed.rejectedDays == 0)
+        #expect(try RetentionPolicy.parse(environment: [:]).get() == RetentionPolicy())
+        guard case .failure(let error) = RetentionPolicy.parse(environment: [
+            "PAYHOOK_RETENTION_DAYS": "-1", "PAYHOOK_RETENTION_INTERVAL_SECONDS": "soon",
+        ]) else {
+            Issue.record("invalid values accepted")
+            return
+        }
+        #expect(error.problems.map(\.variable).sorted() == ["PAYHOOK_RETENTION_DAYS", "PAYHOOK_RETENTION_INTERVAL_SECONDS"])
+    }
+
+    @Test("the database gauges report backlog, oldest pending age and open letters by source, and /metrics still parses")
+    func gauges() async throws {
+        let database = try await TestDatabase.migrated("oncall_gauges")
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, received_at)
+            VALUES ('pxp', 'g1', '\\x7b7d', now() - interval '10 minutes'), ('pxp', 'g2', '\\x7b7d', now())
+            """)
+        try await database.seedDeadInbound()
+        try await database.seedDeadJob()
+        try await database.seedDeadJob()
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        let metrics = MetricsRegistry()
+        let gauges = OperationalGauges(pool: pool, metrics: metrics, logger: .silent)
+        #expect(!metrics.renderPrometheus().contains("payhook_inbound_backlog"), "nothing reported before the first read")
+        try await gauges.refresh()
+        let text = metrics.renderPrometheus()
+        #expect(metricValue(text, "payhook_inbound_backlog", "") == 2)
+        #expect((metricValue(text, "payhook_inbound_oldest_pending_age_seconds", "") ?? 0) >= 599)
+        #expect(metricValue(text, "payhook_dead_letters_open", "source=\"inbound_event\"") == 1)
+        #expect(metricValue(text, "payhook_dead_letters_open", "source=\"job\"") == 2)
+        // Every line is a comment or `name{labels} value`.
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            #expect(parts.count == 2 && Double(parts[1]) != nil, "unparseable sample: \(line)")
+        }
+        await pool.close()
+    }
+
+    @Test("a periodic loop stops promptly in the middle of a long pause")
+    func loopStops() async throws {
+        let loop = PeriodicLoop()
+        let runs = Counter()
+        let task = Task { await loop.run(every: .seconds(3600)) { runs.add() } }
+        #expect(await eventually { runs.value == 1 })
+        loop.stop()
+        await task.value
+        #expect(runs.value == 1)
+    }
+}
+
+private final class Counter: Sendable {
+    private let count = Synchronization.Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
