@@ -56,6 +56,7 @@ final class InboundEventProcessor: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let jitter: @Sendable () -> Double
+    private let metrics: ProcessingMetrics?
     private let control = Mutex(Control())
 
     private struct Control {
@@ -68,8 +69,9 @@ final class InboundEventProcessor: Sendable {
     ///   - now: the clock for claiming due rows and computing `next_attempt_at`.
     ///   - jitter: a random value in `0..<1` per retry.
     init(pool: PostgresPool, conninfo: String, clients: PaymentProviderClients, settings: ProcessorSettings,
-         logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+         logger: Logger, metrics: MetricsRegistry? = nil, now: @escaping @Sendable () -> Date = { Date() },
          jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.metrics = metrics.map(ProcessingMetrics.init)
         self.pool = pool
         self.conninfo = conninfo
         self.interpreter = InboundEventInterpreter(clients: clients)
@@ -163,16 +165,20 @@ final class InboundEventProcessor: Sendable {
     @discardableResult
     func processBatch() async throws -> BatchOutcome {
         var claimedIDs: [ClaimedInboundEvent] = []
+        let started = ContinuousClock.now
         do {
-            return try await pool.withConnection { connection in
+            let outcome = try await pool.withConnection { connection in
                 try await connection.transaction { connection in
                     try await self.processBatch(on: connection) { claimedIDs = $0 }
                 }
             }
+            metrics?.record(outcome, duration: ContinuousClock.now - started)
+            return outcome
         } catch {
             if !claimedIDs.isEmpty {
                 await recordBatchFailure(claimedIDs, error: error)
             }
+            metrics?.batchFailures.increment()
             throw error
         }
     }
@@ -314,5 +320,35 @@ final class InboundEventProcessor: Sendable {
 
     static func jsonArray(_ values: [String]) -> String {
         "[" + values.map(Logger.quote).joined(separator: ",") + "]"
+    }
+}
+
+/// Processing counters for `/metrics`, as handles so a batch never hashes labels.
+struct ProcessingMetrics: Sendable {
+    let processed: MetricsRegistry.Counter
+    let retried: MetricsRegistry.Counter
+    let dead: MetricsRegistry.Counter
+    let batchFailures: MetricsRegistry.Counter
+    let batchDuration: MetricsRegistry.Histogram
+
+    init(registry: MetricsRegistry) {
+        registry.describe("payhook_processing_events_total", type: "counter",
+                          help: "Inbound events handled by processors, by outcome (processed, retried, dead).")
+        registry.describe("payhook_processing_batch_failures_total", type: "counter",
+                          help: "Processing batches that failed as a whole (their events were charged an attempt).")
+        registry.describe("payhook_processing_batch_duration_seconds", type: "histogram",
+                          help: "Time to claim, interpret and commit one batch.")
+        processed = registry.counter("payhook_processing_events_total", [("outcome", "processed")])
+        retried = registry.counter("payhook_processing_events_total", [("outcome", "retried")])
+        dead = registry.counter("payhook_processing_events_total", [("outcome", "dead")])
+        batchFailures = registry.counter("payhook_processing_batch_failures_total")
+        batchDuration = registry.histogram("payhook_processing_batch_duration_seconds")
+    }
+
+    func record(_ outcome: BatchOutcome, duration: Duration) {
+        processed.increment(by: UInt64(max(0, outcome.processed)))
+        retried.increment(by: UInt64(max(0, outcome.retried)))
+        dead.increment(by: UInt64(max(0, outcome.dead)))
+        if outcome.claimed > 0 { batchDuration.observe(duration) }
     }
 }

@@ -7,14 +7,14 @@ import PayhookProviders
 extension PayhookServer {
     /// The processor for the `processor` role, configured from the environment.
     static func makeProcessor(configuration: Configuration, databaseURL: String, pool: PostgresPool,
-                              logger: Logger) -> InboundEventProcessor {
+                              logger: Logger, metrics: MetricsRegistry) -> InboundEventProcessor {
         var settings = ProcessorSettings()
         settings.workers = configuration.processorWorkers
         settings.batchSize = configuration.processorBatchSize
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: providerClients(configuration: configuration, logger: logger),
-            settings: settings, logger: logger.with(["role": "processor"]))
+            settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics)
     }
 
     /// The provider API clients processors fetch thin webhooks with, one per provider whose

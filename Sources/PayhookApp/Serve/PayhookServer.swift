@@ -41,7 +41,8 @@ final class PayhookServer: Sendable {
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
         self.processor = roles.contains("processor")
-            ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, logger: logger)
+            ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, logger: logger,
+                                 metrics: metrics)
             : nil
 
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
