@@ -24,15 +24,18 @@ struct ProcessingUnitTests {
         #expect(policy.isExhausted(afterAttempt: 3))
     }
 
-    @Test("failures are classified: payload and 404 are final, timeouts and credentials are retried")
+    @Test("failures are classified: 404 and unsupported are final; payload, timeouts and credentials are retried")
     func classification() {
-        #expect(!ProcessingFailure.payload(PayloadError(provider: .adyen, code: .malformedJSON)).retryable)
+        let payload = ProcessingFailure.payload(PayloadError(provider: .adyen, code: .malformedJSON))
+        #expect(payload.retryable)
+        #expect(payload.reason == "payload_invalid")
         #expect(!ProcessingFailure.provider(ProviderAPIError(.notFound, "x"), resource: "order").retryable)
         #expect(!ProcessingFailure.provider(ProviderAPIError(.unsupported, "x"), resource: "order").retryable)
         for kind in [ProviderAPIError.Kind.timeout, .unavailable, .unauthorized, .invalidResponse] {
             #expect(ProcessingFailure.provider(ProviderAPIError(kind, "x"), resource: "order").retryable)
         }
         #expect(ProcessingFailure.database(PostgresError(kind: .serializationFailure, message: "m")).retryable)
+        #expect(ProcessingFailure.provider(ProviderAPIError(.timeout, "x"), resource: "order").reason == "max_attempts_exceeded")
     }
 
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)

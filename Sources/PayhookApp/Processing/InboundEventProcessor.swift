@@ -292,7 +292,7 @@ final class InboundEventProcessor: Sendable {
             logger.warning("inbound event failed; will retry", fields)
             return false
         }
-        let reason = failure.retryable ? "max_attempts_exceeded" : failure.reason
+        let reason = failure.reason
         try await connection.query(ProcessingSQL.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
         try await connection.query(ProcessingSQL.insertDeadLetter, [
             .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),

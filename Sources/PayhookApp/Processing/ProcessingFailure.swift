@@ -7,7 +7,7 @@ import PayhookProviders
 ///
 /// | cause                                              | retry? | dead-letter reason        |
 /// |----------------------------------------------------|--------|---------------------------|
-/// | webhook body does not decode (``PayloadError``)     | no     | `payload_invalid`         |
+/// | webhook body does not decode (``PayloadError``)     | yes    | `payload_invalid`         |
 /// | provider answers 404                               | no     | `not_found_at_provider`   |
 /// | provider has no such resource (`unsupported`)      | no     | `unsupported_at_provider` |
 /// | provider timeout / 5xx / 429 / connection failure  | yes    | `max_attempts_exceeded`   |
@@ -15,15 +15,17 @@ import PayhookProviders
 /// | no API client configured for the provider          | yes    | `max_attempts_exceeded`   |
 /// | database error (any)                               | yes    | `max_attempts_exceeded`   |
 ///
-/// A webhook body never changes, so retrying a body that does not decode only delays the
-/// operator. Fetched answers, credentials and configuration can be fixed while the event
-/// waits, so those use the attempts (`PAYHOOK_MAX_ATTEMPTS`) before they are dead. The
+/// A body that does not decode is retried too (the issue asks for it, and a decoder fix
+/// deployed while the event waits then picks it up without an operator); when the attempts
+/// (`PAYHOOK_MAX_ATTEMPTS`) run out its dead letter says `payload_invalid`, not the generic
+/// `max_attempts_exceeded`, so the on-call engineer knows replay needs a code change first.
+/// A provider's 404 or `unsupported` cannot change by waiting, so those die at once. The
 /// message never contains a body, a bind value or a credential: it is built from typed errors
 /// whose descriptions are redacted by their modules.
 struct ProcessingFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether another attempt may succeed.
     let retryable: Bool
-    /// A short code for `dead_letters.reason` when the event dies without retries.
+    /// The `dead_letters.reason` when the event dies, at once or after its attempts.
     let reason: String
     /// Safe to store in `last_error` and `dead_letters.error`.
     let message: String
@@ -31,7 +33,7 @@ struct ProcessingFailure: Error, Sendable, Equatable, CustomStringConvertible {
     var description: String { message }
 
     static func payload(_ error: PayloadError) -> ProcessingFailure {
-        ProcessingFailure(retryable: false, reason: "payload_invalid", message: error.description)
+        ProcessingFailure(retryable: true, reason: "payload_invalid", message: error.description)
     }
 
     /// A fetched provider answer that did not decode: retried, because the provider (or a
