@@ -215,6 +215,16 @@ public final class JobWorker: Sendable {
                         let jobs = try await queue.claim(limit: free, kinds: kinds, worker: configuration.name,
                                                          lease: configuration.lease)
                         consecutiveFailures = 0
+                        // A stop that began while this claim was in flight: run nothing more;
+                        // hand the jobs straight back (attempt returned) for another worker.
+                        if stopDeadline != nil {
+                            if !jobs.isEmpty {
+                                _ = await persist("releasing jobs claimed during stop") { () throws(PostgresError) in
+                                    try await self.queue.release(jobs)
+                                }
+                            }
+                            break
+                        }
                         state.withLock { state in
                             for job in jobs { state.inFlight[job.id] = job }
                             state.handlersRunning += jobs.count
@@ -347,12 +357,15 @@ public final class JobWorker: Sendable {
 
     static func persist<T: Sendable>(_ what: String, logger: Logger,
                                      _ body: () async throws(PostgresError) -> T) async -> T? {
-        for attempt in 1...3 {
+        // An outcome that is not recorded leaves its job `running` until the lease expires and
+        // the rescuer returns it, so try for a while (about 6 s of pauses) before giving up.
+        let tries = 6
+        for attempt in 1...tries {
             do {
                 return try await body()
             } catch {
                 logger.error("\(what) failed", ["error": .string(error.description), "try": .init(attempt)])
-                if attempt < 3 { try? await Task.sleep(for: .milliseconds(100 * attempt)) }
+                if attempt < tries { try? await Task.sleep(for: .milliseconds(100 * (1 << (attempt - 1)))) }
             }
         }
         return nil
