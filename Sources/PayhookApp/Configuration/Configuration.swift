@@ -43,11 +43,6 @@ public struct Configuration: Sendable {
         public func ring(provider: ProviderID, account: String?) -> KeyRing? {
             rings[provider]?[account.map(Configuration.accountKey) ?? ""]
         }
-
-        /// Accounts with secrets, for start-up logging (names only).
-        public func accounts(of provider: ProviderID) -> [String] {
-            (rings[provider] ?? [:]).keys.sorted()
-        }
     }
 
     public struct MercadoPagoSettings: Sendable {
