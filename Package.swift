@@ -54,12 +54,12 @@ let package = Package(
 
         // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
         .target(name: "PayhookTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders"],
+        .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders", "PayhookTestSupport"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookEmulatorTests",
                     dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore", "PayhookCrypto"],

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookTestSupport
 import Testing
 @testable import PayhookProviders
 
@@ -113,7 +114,7 @@ struct ConformanceTests {
     @Test("garbage never crashes a verifier", arguments: ProviderHarness.all)
     func garbage(_ harness: ProviderHarness) throws {
         let verifier = try harness.verifier(ring: [harness.currentSecret], stalePolicy: .warn)
-        var generator = SeededGenerator(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         let fixedBodies: [[UInt8]] = [
             [], [0xFF, 0xFE, 0x00], Array("{".utf8), Array("null".utf8), Array("[]".utf8),
             Array(repeating: UInt8(ascii: "["), count: 100_000),
@@ -139,18 +140,5 @@ struct ConformanceTests {
             let result = verifier.verify(makeRequest(.pxp, query: header, headers: headers, body: body), now: testNow)
             #expect(result.delivery == nil)
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64) so the garbage test is reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
