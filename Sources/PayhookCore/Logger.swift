@@ -82,14 +82,14 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [String: LogValue] = [:]) {
         guard level >= minimumLevel else { return }
-        var line = "{\"ts\":\(Self.quote(Self.timestamp(clock()))),\"level\":\"\(level.rawValue)\",\"msg\":\(Self.quote(message))"
+        var line = "{\"ts\":\(JSONString.quote(Self.timestamp(clock()))),\"level\":\"\(level.rawValue)\",\"msg\":\(JSONString.quote(message))"
         let all = context.merging(fields) { _, new in new }
         for key in all.keys.sorted() {
-            line += ",\(Self.quote(key)):"
+            line += ",\(JSONString.quote(key)):"
             switch all[key]! {
-            case .string(let s): line += Self.quote(s)
+            case .string(let s): line += JSONString.quote(s)
             case .int(let i): line += String(i)
-            case .double(let d): line += d.isFinite ? String(d) : Self.quote(String(d))
+            case .double(let d): line += d.isFinite ? String(d) : JSONString.quote(String(d))
             case .bool(let b): line += b ? "true" : "false"
             }
         }
@@ -99,29 +99,5 @@ public struct Logger: Sendable {
 
     static func timestamp(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
-
-    /// JSON string literal with the escapes RFC 8259 requires.
-    public static func quote(_ text: String) -> String {
-        // Most keys and values need no escaping: one scan, one copy.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            return "\"" + text + "\""
-        }
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -43,7 +43,7 @@ public enum PayhookCLI {
             return 0
         case "version", "--version":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
-            print(flags.contains("--json") ? "{\"version\":\(Logger.quote(version))}" : "payhook \(version)")
+            print(flags.contains("--json") ? "{\"version\":\(JSONString.quote(version))}" : "payhook \(version)")
             return 0
         case "migrate":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
@@ -116,7 +116,7 @@ public enum PayhookCLI {
             let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all())
             let applied = try await migrator.migrate()
             if json {
-                print("{\"applied\":[" + applied.map { Logger.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",") + "]}")
+                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",") + "]}")
             } else if applied.isEmpty {
                 print("schema is up to date")
             } else {

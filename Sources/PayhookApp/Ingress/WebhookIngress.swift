@@ -124,9 +124,9 @@ struct WebhookIngress: Sendable {
         out.reserveCapacity(64 * (headers.count + 1))
         for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { out += "," }
-            out += Logger.quote(name)
+            out += JSONString.quote(name)
             out += ":"
-            out += Logger.quote(value)
+            out += JSONString.quote(value)
         }
         out += "}"
         return out

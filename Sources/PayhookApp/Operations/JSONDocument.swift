@@ -37,9 +37,9 @@ enum JSONDocument: Sendable, Equatable {
     var rendered: String {
         switch self {
         case .object(let members):
-            "{" + members.map { Logger.quote($0.key) + ":" + $0.value.rendered }.joined(separator: ",") + "}"
+            "{" + members.map { JSONString.quote($0.key) + ":" + $0.value.rendered }.joined(separator: ",") + "}"
         case .array(let items): "[" + items.map(\.rendered).joined(separator: ",") + "]"
-        case .string(let text): Logger.quote(text)
+        case .string(let text): JSONString.quote(text)
         case .int(let number): String(number)
         case .bool(let flag): flag ? "true" : "false"
         case .null: "null"

@@ -431,8 +431,8 @@ struct EventData: Sendable {
     /// Built by hand rather than with `JSONEncoder`, which dominated the per-event CPU time
     /// on Linux; keys are sorted like the encoder's `.sortedKeys` output.
     func json() -> String {
-        var fields: [(String, String)] = [("provider", Logger.quote(provider))]
-        func add(_ key: String, _ value: String?) { if let value { fields.append((key, Logger.quote(value))) } }
+        var fields: [(String, String)] = [("provider", JSONString.quote(provider))]
+        func add(_ key: String, _ value: String?) { if let value { fields.append((key, JSONString.quote(value))) } }
         func add(_ key: String, _ value: Int64?) { if let value { fields.append((key, String(value))) } }
         func add(_ key: String, _ value: Bool?) { if let value { fields.append((key, value ? "true" : "false")) } }
         add("provider_payment_id", providerPaymentID)
@@ -449,8 +449,8 @@ struct EventData: Sendable {
         add("merchant_reference", merchantReference)
         add("reference", reference)
         if let refund {
-            var parts = ["\"kind\":" + Logger.quote(refund.kind)]
-            if let reference = refund.reference { parts.append("\"reference\":" + Logger.quote(reference)) }
+            var parts = ["\"kind\":" + JSONString.quote(refund.kind)]
+            if let reference = refund.reference { parts.append("\"reference\":" + JSONString.quote(reference)) }
             if let amount = refund.amountMinor { parts.append("\"amount_minor\":" + String(amount)) }
             fields.append(("refund", "{" + parts.sorted().joined(separator: ",") + "}"))
         }
@@ -461,6 +461,6 @@ struct EventData: Sendable {
         add("stale", stale)
         add("note", note)
         fields.sort { $0.0 < $1.0 }
-        return "{" + fields.map { Logger.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        return "{" + fields.map { JSONString.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

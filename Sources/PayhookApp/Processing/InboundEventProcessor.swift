@@ -319,7 +319,7 @@ final class InboundEventProcessor: Sendable {
     }
 
     static func jsonArray(_ values: [String]) -> String {
-        "[" + values.map(Logger.quote).joined(separator: ",") + "]"
+        "[" + values.map(JSONString.quote).joined(separator: ",") + "]"
     }
 }
 
