@@ -64,7 +64,10 @@ struct PostgresPoolTests {
     @Test("many concurrent queries share a small pool and all succeed")
     func concurrentQueries() async throws {
         try await TestDatabase.withSchema { conninfo in
-            let pool = PostgresPool(conninfo: conninfo, maxConnections: 3)
+            // This checks sharing, not waiting: the acquire deadline is far above what 40
+            // five-millisecond queries need, because at the start of a full run every suite
+            // connects at once and opening the three sessions alone was seen to pass 5 s.
+            let pool = PostgresPool(conninfo: conninfo, maxConnections: 3, acquireTimeout: .seconds(60))
             let sums = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<40 {
                     group.addTask {
