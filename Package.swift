@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // Composition root.
         .target(name: "PayhookApp",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
