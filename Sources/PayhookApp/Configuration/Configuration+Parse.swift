@@ -17,7 +17,7 @@ extension Configuration {
         var reader = EnvironmentReader(environment: environment, readFile: readFile)
 
         let pxpEncoding = reader.enumeration("PAYHOOK_PXP_KEY_ENCODING", default: KeyEncoding.utf8)
-        let configuration = Configuration(
+        var configuration = Configuration(
             databaseURL: reader.secret("DATABASE_URL"),
             listen: reader.listenAddress("PAYHOOK_LISTEN", default: "0.0.0.0:8080"),
             adminListen: reader.listenAddress("PAYHOOK_ADMIN_LISTEN", default: "127.0.0.1:9090"),
@@ -56,8 +56,13 @@ extension Configuration {
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")
         }
-        if let secret = configuration.fulfillmentSecret, !secret.value.hasPrefix("whsec_") {
-            reader.problem("PAYHOOK_FULFILLMENT_SECRET", "must start with whsec_ (Standard Webhooks secret)")
+        configuration.fulfillment = reader.fulfillmentSettings()
+        if let secret = configuration.fulfillmentSecret {
+            do {
+                _ = try StandardWebhookSigner(secret: secret.value)
+            } catch {
+                reader.problem("PAYHOOK_FULFILLMENT_SECRET", "\(error) (Standard Webhooks secret)")
+            }
         }
         guard reader.problems.isEmpty else { throw ConfigurationError(problems: reader.problems) }
         return configuration

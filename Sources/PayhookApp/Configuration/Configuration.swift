@@ -23,6 +23,8 @@ public struct Configuration: Sendable {
     public var providerAPIs: ProviderAPISettings
     public var fulfillmentURL: String?
     public var fulfillmentSecret: Secret?
+    /// When an order counts as paid and how callbacks are sent.
+    public var fulfillment = FulfillmentSettings()
     /// Claim loops per process for the `processor` role (`PAYHOOK_PROCESSOR_WORKERS`).
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).

@@ -29,6 +29,10 @@ struct CanonicalEventApplier: Sendable {
         func payment(_ snapshot: PaymentSnapshot) {
             keys.append("payment:\(snapshot.provider.rawValue):\(snapshot.providerPaymentID)")
             if let order = snapshot.providerOrderID { keys.append("order:\(snapshot.provider.rawValue):\(order)") }
+            // Registration links payments to orders by merchant reference under the same key.
+            if let reference = snapshot.merchantReference {
+                keys.append(Self.referenceLockKey(provider: snapshot.provider.rawValue, merchantReference: reference))
+            }
             if let token = snapshot.vaultToken { keys.append("token:\(token.provider.rawValue):\(token.token)") }
         }
         for applicable in events {
@@ -42,6 +46,11 @@ struct CanonicalEventApplier: Sendable {
             }
         }
         return keys
+    }
+
+    /// The lock key of a merchant reference, shared by processing and order registration.
+    static func referenceLockKey(provider: String, merchantReference: String) -> String {
+        "reference:\(provider):\(merchantReference)"
     }
 
     /// Applies every event of one inbound event, in order.

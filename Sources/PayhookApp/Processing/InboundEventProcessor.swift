@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookProviders
+import PayhookQueue
 import Synchronization
 
 /// How a processor runs; fixed at start.
@@ -52,6 +53,8 @@ final class InboundEventProcessor: Sendable {
     private let conninfo: String
     private let interpreter: InboundEventInterpreter
     private let applier: CanonicalEventApplier
+    /// Queues fulfillment and merchant callbacks in the batch's transaction.
+    private let followUps: FulfillmentTrigger
     private let settings: ProcessorSettings
     private let logger: Logger
     private let now: @Sendable () -> Date
@@ -69,13 +72,15 @@ final class InboundEventProcessor: Sendable {
     ///   - now: the clock for claiming due rows and computing `next_attempt_at`.
     ///   - jitter: a random value in `0..<1` per retry.
     init(pool: PostgresPool, conninfo: String, clients: PaymentProviderClients, settings: ProcessorSettings,
-         logger: Logger, metrics: MetricsRegistry? = nil, now: @escaping @Sendable () -> Date = { Date() },
+         logger: Logger, metrics: MetricsRegistry? = nil, fulfillment: FulfillmentSettings = FulfillmentSettings(),
+         now: @escaping @Sendable () -> Date = { Date() },
          jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.metrics = metrics.map(ProcessingMetrics.init)
         self.pool = pool
         self.conninfo = conninfo
         self.interpreter = InboundEventInterpreter(clients: clients)
         self.applier = CanonicalEventApplier(logger: logger)
+        self.followUps = FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment)
         self.settings = settings
         self.logger = logger
         self.now = now
@@ -236,6 +241,7 @@ final class InboundEventProcessor: Sendable {
         }
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
+            try await followUps.afterProcessing(inboundEventIDs: processed, on: connection)
             try await connection.query(ProcessingSQL.markProcessed, [.jsonb(Self.jsonArray(processed.map(String.init)))])
         }
         outcome.processed = processed.count

@@ -14,7 +14,8 @@ extension PayhookServer {
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: providerClients(configuration: configuration, logger: logger),
-            settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics)
+            settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,
+            fulfillment: configuration.fulfillment)
     }
 
     /// The provider API clients processors fetch thin webhooks with, one per provider whose

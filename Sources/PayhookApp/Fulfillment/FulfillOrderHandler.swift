@@ -1,0 +1,76 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookQueue
+
+/// Runs `fulfill_order`: re-checks the order against what the merchant registered and, when
+/// everything matches, queues the signed `order.paid` callback; the order becomes `fulfilled`
+/// once the merchant acknowledges it (`MerchantCallbackDelivery`).
+///
+/// The check runs with the order row locked, so it sees a consistent set of payments. A
+/// mismatch never fulfills: the order becomes `needs_review` with the reason, the job is
+/// discarded into a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts
+/// it. Running again (a replay, a crash before the outcome was recorded) repeats the decision
+/// and changes nothing twice: the callback's webhook-id is derived from the order.
+struct FulfillOrderHandler: JobHandler {
+    static let kind = FulfillmentTrigger.fulfillKind
+
+    let pool: PostgresPool
+    let queue: JobQueue
+    let settings: FulfillmentSettings
+    let metrics: MetricsRegistry
+    let logger: Logger
+
+    private struct Payload: Decodable {
+        let order_id: Int64
+    }
+
+    static func paidWebhookID(orderID: Int64) -> String { "order.paid.\(orderID)" }
+
+    func run(_ job: Job) async throws -> JobOutcome {
+        let orderID: Int64
+        do {
+            orderID = try job.decodePayload(Payload.self).order_id
+        } catch {
+            return .discard(reason: "payload_invalid: fulfill_order needs an integer order_id")
+        }
+        let settings = self.settings
+        let queue = self.queue
+        let outcome: JobOutcome = try await pool.transaction { connection in
+            guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
+                return .discard(reason: "not_found: no order \(orderID)")
+            }
+            switch order.fulfillmentStatus {
+            case "fulfilled", "failed":
+                return .succeeded
+            case "needs_review":
+                return .discard(reason: "fulfillment_mismatch: \(order.reviewReason ?? "order needs review")")
+            default:
+                break
+            }
+            switch FulfillmentCheck.evaluate(order, settings: settings) {
+            case .fulfill:
+                try await MerchantCallbackOutbox(queue: queue).enqueue(MerchantCallback(
+                    webhookID: Self.paidWebhookID(orderID: order.id), type: "order.paid", data: order.callbackData,
+                    orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: Date()), on: connection)
+                // `pending` until the merchant acknowledges; a row still at `none` (registered
+                // and paid in one go by an operator replay) moves too.
+                try await connection.query("UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'", [.int(order.id)])
+                return .succeeded
+            case .mismatch(let reason):
+                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                return .discard(reason: "fulfillment_mismatch: \(reason)")
+            }
+        }
+        switch outcome {
+        case .succeeded:
+            metrics.increment("payhook_fulfillments_total", [("outcome", "verified")])
+        case .discard(let reason) where reason.hasPrefix("fulfillment_mismatch"):
+            metrics.increment("payhook_fulfillments_total", [("outcome", "needs_review")])
+            logger.warning("order needs review; not fulfilled", ["order_id": .int(orderID), "reason": .string(reason)])
+        default:
+            break
+        }
+        return outcome
+    }
+}

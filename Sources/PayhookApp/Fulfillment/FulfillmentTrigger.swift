@@ -1,0 +1,86 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookQueue
+
+/// Queues what a change to orders and payments owes the merchant, inside the transaction that
+/// made the change: `fulfill_order` when a registered order becomes paid (unique key per
+/// order, so duplicates and replays enqueue it once), and `order.refunded` /
+/// `order.charged_back` callbacks for orders already reported paid.
+struct FulfillmentTrigger: Sendable {
+    static let fulfillKind = "fulfill_order"
+
+    let queue: JobQueue
+    let settings: FulfillmentSettings
+
+    static func fulfillUniqueKey(orderID: Int64) -> String { "\(fulfillKind):\(orderID)" }
+
+    /// After a processor batch: links reference-only payments to registered orders, then queues
+    /// follow-ups for every order the batch touched.
+    func afterProcessing(inboundEventIDs: [Int64], on connection: PostgresConnection) async throws {
+        guard !inboundEventIDs.isEmpty else { return }
+        let ids = Self.jsonArray(inboundEventIDs)
+        try await connection.query(FulfillmentSQL.linkPaymentsByReference, [.jsonb(ids)])
+        try await queueFollowUps(inboundEventIDs: ids, orderIDs: "[]", on: connection)
+    }
+
+    /// After an order is registered (its payments may have arrived first).
+    func afterRegistration(orderID: Int64, on connection: PostgresConnection) async throws {
+        try await queueFollowUps(inboundEventIDs: "[]", orderIDs: Self.jsonArray([orderID]), on: connection)
+    }
+
+    private func queueFollowUps(inboundEventIDs: String, orderIDs: String, on connection: PostgresConnection) async throws {
+        let rows = try await connection.query(FulfillmentSQL.followUps, [
+            .jsonb(inboundEventIDs), .jsonb(orderIDs), .jsonb(Self.jsonArray(settings.paidStatuses)),
+        ])
+        var jobs: [JobRequest] = []
+        var reversals: [(order: Int64, payment: Int64)] = []
+        for row in rows {
+            let orderID: Int64 = try row.decode("order_id")
+            if try row.decode("follow_up", as: String.self) == "paid" {
+                jobs.append(JobRequest(kind: Self.fulfillKind, payload: "{\"order_id\":\(orderID)}",
+                                       uniqueKey: Self.fulfillUniqueKey(orderID: orderID)))
+            } else {
+                reversals.append((orderID, try row.decode("payment_id")))
+            }
+        }
+        try await queue.enqueue(jobs, on: connection)
+        for orderID in Set(reversals.map(\.order)) {
+            guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
+            for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {
+                for callback in Self.reversalCallbacks(order: order, payment: payment) {
+                    try await MerchantCallbackOutbox(queue: queue).enqueue(callback, on: connection)
+                }
+            }
+        }
+    }
+
+    /// The callbacks a refunded or disputed payment owes. The webhook-id names the fact (the
+    /// refunded total, the dispute count), so the same fact seen again maps to the same id.
+    static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment) -> [MerchantCallback] {
+        var callbacks: [MerchantCallback] = []
+        let data = JSONDocument.object([
+            .init("order_id", .int(order.id)),
+            .init("merchant_reference", .optional(order.merchantReference)),
+            .init("provider", .string(order.provider)),
+            .init("payment", order.paymentJSON(payment)),
+        ])
+        if payment.refundedMinor > 0 || payment.status == "refunded" || payment.status == "partially_refunded" {
+            let fact = payment.refundedMinor > 0 ? String(payment.refundedMinor) : payment.status
+            callbacks.append(MerchantCallback(
+                webhookID: "order.refunded.\(order.id).\(payment.id).\(fact)", type: "order.refunded", data: data,
+                orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
+        }
+        let openDisputes = payment.chargebacks - payment.chargebackReversals
+        if payment.status == "charged_back" || openDisputes > 0 {
+            callbacks.append(MerchantCallback(
+                webhookID: "order.charged_back.\(order.id).\(payment.id).\(max(payment.chargebacks, 1))",
+                type: "order.charged_back", data: data, orderID: order.id, subscriptionID: nil, url: order.callbackURL,
+                occurredAt: payment.updatedAt))
+        }
+        return callbacks
+    }
+
+    static func jsonArray(_ ids: [Int64]) -> String { "[" + ids.map(String.init).joined(separator: ",") + "]" }
+    static func jsonArray(_ texts: [String]) -> String { "[" + texts.map { JSONString.quote($0) }.joined(separator: ",") + "]" }
+}
