@@ -27,6 +27,9 @@ public struct AnyJobHandler: Sendable {
         body = { job in try await handler.run(job) }
     }
 
+    /// Runs one attempt (for wrappers that add metrics or logging around a handler).
+    public func run(_ job: Job) async throws -> JobOutcome { try await body(job) }
+
     /// Wraps a closure for `kind`.
     public init(kind: String, run: @escaping @Sendable (Job) async throws -> JobOutcome) {
         self.kind = kind

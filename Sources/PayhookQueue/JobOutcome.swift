@@ -11,6 +11,7 @@ public enum JobOutcome: Sendable, Hashable {
     case retry(error: String)
     /// Not now, and not a failure: run again after the duration without counting an attempt.
     case snooze(Duration)
-    /// Never retry: the job becomes `discarded` and a dead letter records the reason.
+    /// Never retry: the job becomes `discarded` and a dead letter records the reason. Write it as
+    /// `snake_case_code: message` to give the dead letter that code as its reason.
     case discard(reason: String)
 }

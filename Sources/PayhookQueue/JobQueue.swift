@@ -189,8 +189,10 @@ public struct JobQueue: Sendable {
         return !rows.rows.isEmpty
     }
 
-    /// Discards the job without retrying and writes a `dead_letters` row
-    /// (`discarded_by_handler`, error = `reason`) in the same statement.
+    /// Discards the job without retrying and writes a `dead_letters` row in the same statement:
+    /// error = `reason`; the letter's reason is the leading code when `reason` reads
+    /// `code: message` (`fulfillment_mismatch: …`, so operators can filter on it), else
+    /// `discarded_by_handler`.
     /// - Parameter reason: text for operators; no secrets.
     /// - Returns: false when the claim was no longer held.
     /// - Throws: `PostgresError`.

@@ -122,7 +122,10 @@ enum JobSQL {
             RETURNING id, payload
         ), letter AS (
             INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', 'discarded_by_handler', $4::text FROM discarded
+            SELECT 'job', id, payload->>'provider',
+                   CASE WHEN $4::text ~ '^[a-z][a-z_]*: ' THEN split_part($4::text, ':', 1) ELSE 'discarded_by_handler' END,
+                   $4::text
+            FROM discarded
             ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         )
         SELECT id FROM discarded

@@ -12,7 +12,7 @@ public enum PayhookCLI {
         usage: payhook <command> [options]
 
         commands:
-          serve [--migrate] [--roles ingress,processor]
+          serve [--migrate] [--roles ingress,processor,worker]
                                                 run the webhook ingress, the event processor
                                                 and the admin listener (default: every role)
           migrate [--json]                      apply pending schema migrations and exit
@@ -32,7 +32,7 @@ public enum PayhookCLI {
         """
 
     /// Roles `serve --roles` accepts; later capabilities add theirs here.
-    static let knownRoles: Set<String> = ["ingress", "processor"]
+    static let knownRoles: Set<String> = ["ingress", "processor", "worker"]
 
     public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
         var rest = arguments.dropFirst()

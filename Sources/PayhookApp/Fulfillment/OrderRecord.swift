@@ -48,7 +48,9 @@ struct OrderRecord: Sendable {
     var updatedAt: Date
     var payments: [Payment] = []
     var callbacks: [Callback] = []
+}
 
+extension OrderRecord {
     init(row: PostgresRow) throws(PostgresError) {
         id = try row.decode("id")
         provider = try row.decode("provider")
@@ -65,6 +67,8 @@ struct OrderRecord: Sendable {
         fulfilledAt = try row.decode("fulfilled_at")
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
+        payments = []
+        callbacks = []
     }
 
     /// Reads an order with its payments (and callbacks when `withCallbacks`), locking the

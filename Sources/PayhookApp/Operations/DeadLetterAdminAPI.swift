@@ -131,7 +131,7 @@ struct DeadLetterAdminAPI: Sendable {
         let status = switch error.code {
         case .invalidArgument: 400
         case .notFound: 404
-        case .sourceMissing: 409
+        case .sourceMissing, .conflict: 409
         case .databaseUnavailable: 503
         }
         return .json(status, Array(error.json.rendered.utf8))

@@ -10,6 +10,8 @@ struct OperationsError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidArgument = "invalid_argument"
         /// The dead letter points at an inbound event or job that no longer exists.
         case sourceMissing = "source_missing"
+        /// The request clashes with existing state (e.g. an order registered with other values).
+        case conflict = "conflict"
         /// The database refused or could not be reached; nothing was changed by this call.
         case databaseUnavailable = "database_unavailable"
     }

@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookHTTP
 import PayhookPostgres
+import PayhookQueue
 
 /// The running `payhook serve` process: listeners and background loops, owned in one place so
 /// that shutdown is explicit: stop intake, drain, then close.
@@ -19,6 +20,8 @@ final class PayhookServer: Sendable {
     let roles: Set<String>
     /// Normalizes inbound events; `nil` unless the `processor` role is on.
     let processor: InboundEventProcessor?
+    /// Runs jobs (fulfillment, merchant callbacks); `nil` unless the `worker` role is on.
+    let worker: JobWorker?
     /// Retention and the database-backed gauges; run in every role.
     let maintenance: BackgroundMaintenance
 
@@ -44,6 +47,10 @@ final class PayhookServer: Sendable {
             ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, logger: logger,
                                  metrics: metrics)
             : nil
+        self.worker = roles.contains("worker")
+            ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool, metrics: metrics,
+                                  logger: logger)
+            : nil
 
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
         metrics.describe("payhook_ingest_queue_depth", type: "gauge", help: "Verified deliveries waiting for the next commit.")
@@ -59,6 +66,8 @@ final class PayhookServer: Sendable {
 
         self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
         let deadLetters = DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool))
+        let orders = OrderAdminAPI(service: OrderService(
+            pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment)))
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
@@ -95,6 +104,7 @@ final class PayhookServer: Sendable {
                 return
             }
             if deadLetters.handle(request, respond: respond) { return }
+            if orders.handle(request, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
@@ -138,6 +148,7 @@ final class PayhookServer: Sendable {
         async let writing: Void = writer.run(writers: Self.writerCount)
         async let recording: Void = rejections.run()
         async let processing: Void = runProcessor()
+        async let working: Void = runWorker()
         let maintenance = self.maintenance
         async let maintaining: Void = maintenance.run()
 
@@ -148,8 +159,9 @@ final class PayhookServer: Sendable {
         writer.stop()
         rejections.stop()
         processor?.stop()
+        worker?.shutdown(gracePeriod: Self.jobGracePeriod)
         maintenance.stop()
-        _ = await (writing, recording, processing, maintaining)
+        _ = await (writing, recording, processing, working, maintaining)
         if ingressOn { ingressServer.stop() }
         adminServer.stop()
         await pool.close()

@@ -3,7 +3,7 @@
 /// Adyen signs `amount.value` as the digits it put on the wire, and Mercado Pago ids can
 /// exceed what a `Double` holds exactly, so going through `JSONSerialization` (which turns
 /// `1130` into an `NSNumber` whose text may become `1130.0`) could change signed bytes.
-enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable {
     case object(JSONObject)
     case array([JSONValue])
     case string(String)
@@ -13,14 +13,14 @@ enum JSONValue: Sendable, Equatable {
     case null
 
     /// The member named `key` when this is an object.
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
     /// The value as the text a provider would sign: strings as they are, numbers as sent,
     /// booleans as `true`/`false`; `nil` for null, objects and arrays.
-    var scalarText: String? {
+    public var scalarText: String? {
         switch self {
         case .string(let text): text
         case .number(let text): text
@@ -34,7 +34,7 @@ enum JSONValue: Sendable, Equatable {
     /// Stricter than most parsers on purpose: duplicate object keys, invalid UTF-8, lone
     /// surrogates, trailing content and nesting deeper than `maxDepth` all fail, so that two
     /// parsers can never disagree about what a signed field contained.
-    static func parse(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONValue? {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONValue? {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         do {
             let value = try parser.parseValue(depth: 0)
@@ -51,14 +51,14 @@ enum JSONValue: Sendable, Equatable {
 /// Webhook objects are small, so an array with linear lookup is cheaper to build than a
 /// dictionary (no hashing, one allocation); this parser runs on the ingress hot path for every
 /// delivery. Equality ignores member order, as JSON's does.
-struct JSONObject: Sendable, Equatable {
-    fileprivate(set) var members: [(key: String, value: JSONValue)] = []
+public struct JSONObject: Sendable, Equatable {
+    public fileprivate(set) var members: [(key: String, value: JSONValue)] = []
 
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         members.first { $0.key == key }?.value
     }
 
-    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }
     }
 }
