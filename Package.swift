@@ -68,6 +68,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
-                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders"], swiftSettings: swiftSettings),
+                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue"],
+                    exclude: ["Scripts"], swiftSettings: swiftSettings),
     ]
 )

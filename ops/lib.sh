@@ -10,7 +10,7 @@ log() { printf 'ops: %s\n' "$*" >&2; }
 # Installs the Debian packages payhook builds and tests with, only when something is missing.
 # Machines start without apt's package lists, so `apt-get update` runs once first.
 ensure_packages() {
-    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev postgresql-15 postgresql-contrib wrk python3)
+    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev postgresql-15 postgresql-contrib wrk python3 python3-venv)
     local missing=()
     for p in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -21,6 +21,17 @@ ensure_packages() {
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# A Python virtualenv with the independent Standard Webhooks verifier that a test checks our
+# merchant callbacks against (https://pypi.org/project/standardwebhooks/). Prints its python.
+ensure_python_verifier() {
+    local venv="$PWD/.build/python-verifier"
+    if ! "$venv/bin/python" -c 'import standardwebhooks' 2>/dev/null; then
+        /usr/bin/python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install --quiet --disable-pip-version-check 'standardwebhooks==1.1.0' >&2
+    fi
+    echo "$venv/bin/python"
 }
 
 # PostgreSQL refuses to run as root; when we are root, the cluster runs as the `postgres` user

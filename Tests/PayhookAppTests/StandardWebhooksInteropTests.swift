@@ -1,0 +1,65 @@
+import Foundation
+import PayhookTestSupport
+import Testing
+@testable import PayhookApp
+
+/// Our callbacks checked by someone else's code: the reference `standardwebhooks` package from
+/// PyPI (installed by ops/test into a virtualenv named by `PAYHOOK_PYTHON_VERIFIER`).
+@Suite("Standard Webhooks interoperability", .timeLimit(.minutes(2)))
+struct StandardWebhooksInteropTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Scripts/verify_standard_webhook.py").path
+
+    /// Runs the Python verifier; returns its exit status and output.
+    static func verify(secret: String, id: String, timestamp: String, signature: String, body: [UInt8]) throws -> (Int32, String) {
+        let python = ProcessInfo.processInfo.environment["PAYHOOK_PYTHON_VERIFIER"] ?? "/usr/bin/python3"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, secret, id, timestamp, signature]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(body))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test("every order.paid attempt the merchant receives verifies with the PyPI standardwebhooks library; a tampered body does not")
+    func callbacksVerify() async throws {
+        let harness = try await FulfillmentHarness.make("standard_webhooks_interop")
+        defer { harness.endpoint.stop() }
+        harness.endpoint.answer([503])
+        let order = try await harness.register(FulfillmentTests.registration("order-sw"))
+        try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSPSW", reference: "order-sw", value: 1999),
+                                  processor: harness.processor())
+        let (worker, task) = try harness.startWorker(name: "w")
+        let fulfilled = await eventually(timeout: .seconds(60)) {
+            (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"
+        }
+        worker.shutdown(gracePeriod: .seconds(5))
+        await task.value
+        #expect(fulfilled)
+        let received = harness.endpoint.received
+        #expect(received.count == 2)
+        for request in received {
+            let id = try #require(request.header("webhook-id"))
+            let timestamp = try #require(request.header("webhook-timestamp"))
+            let signature = try #require(request.header("webhook-signature"))
+            #expect(signature.hasPrefix("v1,"))
+            let (status, output) = try Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
+                                                   signature: signature, body: request.body)
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("verified order.paid"))
+            var tampered = request.body
+            tampered[tampered.count - 2] ^= 0x01
+            let (rejected, _) = try Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
+                                                signature: signature, body: tampered)
+            #expect(rejected == 1)
+        }
+    }
+}
