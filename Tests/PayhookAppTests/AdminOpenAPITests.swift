@@ -1,0 +1,146 @@
+import Foundation
+import PayhookTestSupport
+import Testing
+@testable import PayhookApp
+
+/// The running admin listener checked against docs/admin-api.openapi.json: every answer's
+/// status is documented for its operation and its JSON body matches the documented schema, and
+/// every documented operation is exercised, so the document and the server cannot drift apart.
+@Suite("Admin API matches its OpenAPI document", .timeLimit(.minutes(2)))
+struct AdminOpenAPITests {
+    static let documentURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../docs/admin-api.openapi.json").standardized
+
+    struct Call {
+        let method: String
+        let template: String
+        let path: String
+        var body: String? = nil
+        var authorized = true
+    }
+
+    @Test("every documented operation answers with a documented status and a body that matches its schema")
+    func serverMatchesDocument() async throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.documentURL)) as? [String: Any])
+        let validator = SchemaValidator(document: document)
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var documented = Set<String>()
+        for (path, operations) in paths { for method in operations.keys { documented.insert("\(method.uppercased()) \(path)") } }
+
+        try await IngressHarness.with("admin_openapi") { (ingress) async throws in
+            let inbound = try await ingress.database.seedDeadInbound()
+            let job = try await ingress.database.seedDeadJob()
+            let registration = FulfillmentTests.registration("order-openapi")
+            var calls: [Call] = [
+                Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
+                Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
+                Call(method: "POST", template: "/v1/orders", path: "/v1/orders",
+                     body: FulfillmentTests.registration("order-openapi", value: 5)),
+                Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: #"{"provider": "adyen"}"#),
+                Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration, authorized: false),
+                Call(method: "GET", template: "/v1/orders/{id}", path: "/v1/orders/999999"),
+                Call(method: "GET", template: "/v1/orders/{id}", path: "/v1/orders/abc"),
+                Call(method: "GET", template: "/v1/dead-letters", path: "/v1/dead-letters"),
+                Call(method: "GET", template: "/v1/dead-letters", path: "/v1/dead-letters?status=bogus"),
+                Call(method: "GET", template: "/v1/dead-letters/{id}", path: "/v1/dead-letters/\(inbound.letter)"),
+                Call(method: "GET", template: "/v1/dead-letters/{id}", path: "/v1/dead-letters/999999"),
+                Call(method: "POST", template: "/v1/dead-letters/{id}/replay", path: "/v1/dead-letters/\(inbound.letter)/replay"),
+                Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard"),
+                Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard",
+                     body: #"{"note": "refunded by hand"}"#),
+                Call(method: "GET", template: "/metrics", path: "/metrics"),
+                Call(method: "GET", template: "/healthz", path: "/healthz"),
+                Call(method: "GET", template: "/readyz", path: "/readyz"),
+            ]
+            // The order created by the first call, read back.
+            let created = try await Self.send(ingress, calls[0])
+            #expect(created.status == 201)
+            let id = try #require((try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])?["id"] as? Int)
+            calls.append(Call(method: "GET", template: "/v1/orders/{id}", path: "/v1/orders/\(id)"))
+            calls.removeFirst()
+
+            var exercised = Set<String>()
+            var statuses: [String: Set<Int>] = ["POST /v1/orders": [created.status]]
+            for call in calls {
+                let response = try await Self.send(ingress, call)
+                let key = "\(call.method) \(call.template)"
+                exercised.insert(key)
+                statuses[key, default: []].insert(response.status)
+                let operation = try #require(paths[call.template]?[call.method.lowercased()] as? [String: Any], "\(key) is not documented")
+                let responses = try #require(operation["responses"] as? [String: Any])
+                let documentedResponse = try #require(responses[String(response.status)] as? [String: Any],
+                                                      "\(key) answered \(response.status), which is not documented")
+                guard let content = documentedResponse["content"] as? [String: Any],
+                      let json = content["application/json"] as? [String: Any], let schema = json["schema"] else { continue }
+                let body = try JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])
+                let problems = validator.validate(body, against: schema, at: "$")
+                #expect(problems.isEmpty, "\(key) \(response.status): \(problems)")
+            }
+            #expect(exercised == documented, "documented but not exercised: \(documented.subtracting(exercised).sorted())")
+            #expect(statuses["POST /v1/orders"] == [200, 201, 400, 401, 409])
+        }
+    }
+
+    static func send(_ ingress: IngressHarness, _ call: Call) async throws -> HTTPTestResponse {
+        var headers = call.authorized ? DeadLetterAdminAPITests.auth : []
+        if call.body != nil { headers.append(("Content-Type", "application/json")) }
+        return try #require(await HTTPTestClient.send(port: ingress.adminPort, method: call.method, path: call.path,
+                                                      headers: headers, body: Array((call.body ?? "").utf8)))
+    }
+}
+
+/// The subset of OpenAPI 3.0 schema validation the admin document uses: `$ref`, `type`,
+/// `nullable`, `properties`, `required`, `additionalProperties: false`, `items`, `enum`.
+struct SchemaValidator {
+    let document: [String: Any]
+
+    func resolve(_ schema: Any) -> [String: Any] {
+        guard let schema = schema as? [String: Any] else { return [:] }
+        guard let reference = schema["$ref"] as? String else { return schema }
+        var node: Any = document
+        for part in reference.dropFirst(2).split(separator: "/") { node = (node as? [String: Any])?[String(part)] ?? [:] }
+        return resolve(node)
+    }
+
+    func validate(_ value: Any, against rawSchema: Any, at path: String) -> [String] {
+        let schema = resolve(rawSchema)
+        if value is NSNull {
+            return schema["nullable"] as? Bool == true ? [] : ["\(path) is null but not nullable"]
+        }
+        if let allowed = schema["enum"] as? [String], let text = value as? String, !allowed.contains(text) {
+            return ["\(path) = \(text) is not one of \(allowed)"]
+        }
+        switch schema["type"] as? String {
+        case "object":
+            guard let object = value as? [String: Any] else { return ["\(path) is not an object"] }
+            var problems: [String] = []
+            let properties = schema["properties"] as? [String: Any] ?? [:]
+            for name in schema["required"] as? [String] ?? [] where object[name] == nil {
+                problems.append("\(path).\(name) is required but missing")
+            }
+            for (name, member) in object {
+                if let property = properties[name] {
+                    problems += validate(member, against: property, at: "\(path).\(name)")
+                } else if schema["additionalProperties"] as? Bool == false {
+                    problems.append("\(path).\(name) is not documented")
+                }
+            }
+            return problems
+        case "array":
+            guard let array = value as? [Any] else { return ["\(path) is not an array"] }
+            return array.enumerated().flatMap { validate($0.element, against: schema["items"] ?? [:], at: "\(path)[\($0.offset)]") }
+        case "string":
+            return value is String ? [] : ["\(path) is not a string"]
+        case "integer":
+            // Foundation bridges JSON numbers and booleans alike; the rendered text tells them apart.
+            let text = String(describing: value)
+            return text.wholeMatch(of: /-?[0-9]+/) != nil ? [] : ["\(path) = \(text) is not an integer"]
+        case "boolean":
+            // On Linux a JSON `true` arrives as an NSNumber rendered `1`.
+            let text = String(describing: value)
+            return ["true", "false", "1", "0"].contains(text) ? [] : ["\(path) = \(text) is not a boolean"]
+        default:
+            return []
+        }
+    }
+}
