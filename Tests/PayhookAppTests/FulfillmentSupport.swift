@@ -26,7 +26,8 @@ final class MerchantEndpoint: Sendable {
     private let server: HTTPServer
     private let state = State()
 
-    init() throws {
+    /// - Parameter delay: how long each answer is held (a slow merchant).
+    init(delay: Duration = .zero) throws {
         var configuration = HTTPServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
@@ -37,7 +38,15 @@ final class MerchantEndpoint: Sendable {
                 state.received.append(Received(headers: request.headers, body: request.body))
                 return state.script.isEmpty ? 200 : state.script.removeFirst()
             }
-            respond(.text(status, "status \(status)\n"))
+            if delay == .zero {
+                respond(.text(status, "status \(status)\n"))
+            } else {
+                let (seconds, attoseconds) = delay.components
+                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                    respond(.text(status, "status \(status)\n"))
+                }
+            }
         }
         try server.start()
     }

@@ -157,6 +157,10 @@ struct FulfillmentTests {
         let again = try await harness.register(Self.registration("order-11"))
         #expect(again.id == order.id)
         #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM jobs WHERE kind = 'fulfill_order'") == 1)
+        // The job gauge of /metrics sees it waiting.
+        let gauges = OperationalGauges(pool: harness.pool, metrics: harness.metrics, logger: .silent)
+        try await gauges.refresh()
+        #expect(harness.metrics.renderPrometheus().contains(#"payhook_jobs{kind="fulfill_order",state="available"} 1"#))
         let (worker, task) = try harness.startWorker(name: "w")
         let fulfilled = await eventually(timeout: .seconds(60)) {
             (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"

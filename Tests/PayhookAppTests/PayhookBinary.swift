@@ -28,8 +28,8 @@ enum PayhookBinary {
 
     /// Starts `payhook serve --migrate` on ephemeral ports against `databaseURL` and returns
     /// once its "payhook serving" log line names the bound ingress port.
-    static func serve(databaseURL: String) async throws -> (child: ChildProcess, port: Int) {
-        var environment = TestSecrets.environment
+    static func serve(databaseURL: String, environment extra: [String: String] = [:]) async throws -> (child: ChildProcess, port: Int) {
+        var environment = TestSecrets.environment.merging(extra) { $1 }
         environment["DATABASE_URL"] = databaseURL
         environment["PAYHOOK_LOG_LEVEL"] = "info"
         let child = try ChildProcess.launch([try path(), "serve", "--migrate"], environment: environment)

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookProviders
 import Synchronization
 
 /// Gauges read from the database: inbound backlog, oldest pending delivery's age and open dead
@@ -17,7 +18,15 @@ final class OperationalGauges: Sendable {
         var oldestPendingSeconds: Double
         var openInbound: Int64
         var openJob: Int64
+        /// (kind, state, count) of jobs not yet succeeded.
+        var jobs: [JobCount] = []
         var refreshedAt: Date
+    }
+
+    struct JobCount: Sendable, Equatable {
+        var kind: String
+        var state: String
+        var count: Double
     }
 
     private let pool: PostgresPool
@@ -34,11 +43,13 @@ final class OperationalGauges: Sendable {
         metrics.describe("payhook_inbound_oldest_pending_age_seconds", type: "gauge",
                          help: "Age of the oldest pending inbound event (0 when none).")
         metrics.describe("payhook_dead_letters_open", type: "gauge", help: "Open dead letters by source.")
+        metrics.describe("payhook_jobs", type: "gauge",
+                         help: "Jobs by kind and state (available, running, retryable, discarded).")
         metrics.describe("payhook_operations_gauges_refreshed_timestamp_seconds", type: "gauge",
                          help: "When the database-backed gauges were last read (Unix time).")
         metrics.addCollector { [weak self] in
             guard let current = self?.current else { return [] }
-            return [
+            return current.jobs.map { ("payhook_jobs", [("kind", $0.kind), ("state", $0.state)], $0.count) } + [
                 ("payhook_inbound_backlog", [], Double(current.backlog)),
                 ("payhook_inbound_oldest_pending_age_seconds", [], current.oldestPendingSeconds),
                 ("payhook_dead_letters_open", [("source", "inbound_event")], Double(current.openInbound)),
@@ -56,8 +67,19 @@ final class OperationalGauges: Sendable {
         guard let row = try await pool.query(OperationsSQL.gauges).rows.first else { return }
         let fresh = Snapshot(
             backlog: try row.decode("backlog"), oldestPendingSeconds: try row.decode("oldest_pending_seconds"),
-            openInbound: try row.decode("open_inbound"), openJob: try row.decode("open_job"), refreshedAt: Date())
+            openInbound: try row.decode("open_inbound"), openJob: try row.decode("open_job"),
+            jobs: Self.jobCounts(try row.decode("jobs", as: String.self)), refreshedAt: Date())
         snapshot.withLock { $0 = fresh }
+    }
+
+    /// `[["fulfill_order", "available", 3], …]` as counts.
+    static func jobCounts(_ json: String) -> [JobCount] {
+        guard case .array(let rows)? = JSONValue.parse(Array(json.utf8)) else { return [] }
+        return rows.compactMap { row in
+            guard case .array(let cells) = row, cells.count == 3, case .string(let kind) = cells[0],
+                  case .string(let state) = cells[1], let count = cells[2].scalarText.flatMap(Double.init) else { return nil }
+            return JobCount(kind: kind, state: state, count: count)
+        }
     }
 
     /// Refreshes every `interval` until `stop()`.

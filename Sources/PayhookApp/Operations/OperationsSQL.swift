@@ -99,7 +99,13 @@ enum OperationsSQL {
                (SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
                   FROM inbound_events WHERE status = 'pending') AS oldest_pending_seconds,
                (SELECT count(*) FROM dead_letters WHERE status = 'open' AND source = 'inbound_event') AS open_inbound,
-               (SELECT count(*) FROM dead_letters WHERE status = 'open' AND source = 'job') AS open_job
+               (SELECT count(*) FROM dead_letters WHERE status = 'open' AND source = 'job') AS open_job,
+               -- Unfinished and discarded jobs by kind and state; succeeded rows only grow, so
+               -- counting them every refresh would cost more as time passes and say little.
+               (SELECT coalesce(jsonb_agg(jsonb_build_array(kind, state, n)), '[]')::text
+                  FROM (SELECT kind, state, count(*) AS n FROM jobs
+                        WHERE state IN ('available', 'running', 'retryable', 'discarded') GROUP BY kind, state) AS counts
+               ) AS jobs
         """
 }
 
