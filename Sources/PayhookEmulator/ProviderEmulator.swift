@@ -196,7 +196,34 @@ public final class ProviderEmulator: Sendable {
         if let subpath = subpath(path, under: "/pxp") {
             return (.pxp, pxp.handle(request, subpath: subpath, fullPath: path))
         }
+        if request.method == "GET", path == ledgerPath {
+            return (nil, ledger(mercadoPago: mercadoPago, adyen: adyen, pxp: pxp))
+        }
         return (nil, .json(404, .object([("error", .string("no emulated provider at this path"))])))
+    }
+
+    /// `GET /_emulator/executed-charges`: every executed (not replayed) charge of the three
+    /// providers as `{"charges": [[provider, idempotency key, result], …]}`, for benchmarks that
+    /// count charges per cycle from outside the process. Not a provider API.
+    public static let ledgerPath = "/_emulator/executed-charges"
+
+    private static func ledger(mercadoPago: MercadoPagoEmulator, adyen: AdyenEmulator, pxp: PXPEmulator) -> EmulatorReply {
+        var rows: [String] = []
+        let providers: [(String, [ExecutedCharge])] = [
+            ("mercadopago", mercadoPago.allExecutedCharges), ("adyen", adyen.allExecutedCharges), ("pxp", pxp.allExecutedCharges),
+        ]
+        for (provider, charges) in providers {
+            for charge in charges {
+                let result = switch charge.result {
+                case .approved: "approved"
+                case .pending: "pending"
+                case .declined(let code): "declined:\(code)"
+                case .error: "error"
+                }
+                rows.append("[" + [provider, charge.idempotencyKey ?? "", result].map { JSONString.quote($0) }.joined(separator: ",") + "]")
+            }
+        }
+        return EmulatorReply(status: 200, body: Array(("{\"charges\":[" + rows.joined(separator: ",") + "]}").utf8))
     }
 
     private static func isCharge(provider: ProviderID?, endpoint: String?) -> Bool {

@@ -431,3 +431,22 @@ struct ChargeClientTests {
         }
     }
 }
+
+@Suite("The emulator's executed-charge ledger over HTTP")
+struct ExecutedChargeLedgerTests {
+    @Test("GET /_emulator/executed-charges lists executions, not replays, with their keys and results", arguments: ProviderID.allCases)
+    func ledger(provider: ProviderID) async throws {
+        try await withChargeHarness(provider) { harness async throws in
+            harness.script([.declined(code: harness.softCode)])
+            _ = try await harness.charge(key: "bench-1-a1")
+            _ = try await harness.charge(key: "bench-1-a2")
+            _ = try await harness.charge(key: "bench-1-a2")
+            let response = try await harness.emulator.send("GET", ProviderEmulator.ledgerPath)
+            #expect(response.status == 200)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            let rows = try #require(object["charges"] as? [[String]])
+            #expect(rows == [[provider.rawValue, "bench-1-a1", "declined:\(harness.softCode)"],
+                             [provider.rawValue, "bench-1-a2", "approved"]])
+        }
+    }
+}
