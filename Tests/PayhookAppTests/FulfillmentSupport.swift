@@ -108,6 +108,20 @@ struct FulfillmentHarness: Sendable {
         return (worker, Task { await worker.run() })
     }
 
+    /// Runs one worker until order `orderID` reaches fulfillment `status` (false after 60 s),
+    /// lets it run `settle` longer (to catch anything sent twice), then stops it gracefully.
+    func runWorker(until orderID: Int64, reaches status: String, name: String = "w",
+                   rescueInterval: Duration? = nil, settle: Duration = .zero) async throws -> Bool {
+        let (worker, task) = try startWorker(name: name, rescueInterval: rescueInterval)
+        let reached = await eventually(timeout: .seconds(60)) {
+            (try? await order(orderID).fulfillmentStatus) == status
+        }
+        try await Task.sleep(for: settle)
+        worker.shutdown(gracePeriod: .seconds(5))
+        await task.value
+        return reached
+    }
+
     func register(_ body: String) async throws -> OrderRecord {
         let service = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: queue(), settings: settings))
         return try await service.register(try OrderRegistration.parse(Array(body.utf8))).order

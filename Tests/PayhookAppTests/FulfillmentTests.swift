@@ -106,13 +106,7 @@ struct FulfillmentTests {
         let order = try await harness.register(Self.registration("order-9"))
         try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP9", reference: "order-9", value: 1999),
                                   processor: harness.processor())
-        let (worker, task) = try harness.startWorker(name: "w")
-        let fulfilled = await eventually(timeout: .seconds(60)) {
-            (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"
-        }
-        worker.shutdown(gracePeriod: .seconds(5))
-        await task.value
-        #expect(fulfilled)
+        #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))
         let received = harness.endpoint.received
         #expect(received.count == 3)
         #expect(Set(received.compactMap { $0.header("webhook-id") }) == ["order.paid.\(order.id)"])
@@ -130,14 +124,7 @@ struct FulfillmentTests {
         let order = try await harness.register(Self.registration("order-10"))
         try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP10", reference: "order-10", value: 1999),
                                   processor: harness.processor())
-        let (worker, task) = try harness.startWorker(name: "w")
-        let failed = await eventually(timeout: .seconds(60)) {
-            (try? await harness.order(order.id).fulfillmentStatus) == "failed"
-        }
-        try await Task.sleep(for: .seconds(1))
-        worker.shutdown(gracePeriod: .seconds(5))
-        await task.value
-        #expect(failed)
+        #expect(try await harness.runWorker(until: order.id, reaches: "failed", settle: .seconds(1)))
         #expect(harness.endpoint.received.count == 1)
         #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters WHERE reason LIKE 'merchant_gone%'") == 1)
         #expect(try await harness.order(order.id).callbacks.map(\.status) == ["gone"])
@@ -161,13 +148,7 @@ struct FulfillmentTests {
         let gauges = OperationalGauges(pool: harness.pool, metrics: harness.metrics, logger: .silent)
         try await gauges.refresh()
         #expect(harness.metrics.renderPrometheus().contains(#"payhook_jobs{kind="fulfill_order",state="available"} 1"#))
-        let (worker, task) = try harness.startWorker(name: "w")
-        let fulfilled = await eventually(timeout: .seconds(60)) {
-            (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"
-        }
-        worker.shutdown(gracePeriod: .seconds(5))
-        await task.value
-        #expect(fulfilled)
+        #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))
         #expect(harness.endpoint.received.count == 1)
     }
 
@@ -207,13 +188,8 @@ struct FulfillmentTests {
         // The "crashed" worker claims the job and never reports back.
         let claimed = try await harness.queue().claim(limit: 10, kinds: ["fulfill_order"], worker: "crashed", lease: .seconds(1))
         #expect(claimed.count == 1)
-        let (worker, task) = try harness.startWorker(name: "survivor", rescueInterval: .milliseconds(500))
-        let fulfilled = await eventually(timeout: .seconds(60)) {
-            (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"
-        }
-        worker.shutdown(gracePeriod: .seconds(5))
-        await task.value
-        #expect(fulfilled)
+        #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled", name: "survivor",
+                                            rescueInterval: .milliseconds(500)))
         #expect(harness.endpoint.received.count == 1)
         #expect(try await harness.processing.text("SELECT locked_by AS v FROM jobs WHERE kind = 'fulfill_order'") == "survivor")
     }

@@ -37,13 +37,7 @@ struct StandardWebhooksInteropTests {
         let order = try await harness.register(FulfillmentTests.registration("order-sw"))
         try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSPSW", reference: "order-sw", value: 1999),
                                   processor: harness.processor())
-        let (worker, task) = try harness.startWorker(name: "w")
-        let fulfilled = await eventually(timeout: .seconds(60)) {
-            (try? await harness.order(order.id).fulfillmentStatus) == "fulfilled"
-        }
-        worker.shutdown(gracePeriod: .seconds(5))
-        await task.value
-        #expect(fulfilled)
+        #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))
         let received = harness.endpoint.received
         #expect(received.count == 2)
         for request in received {
