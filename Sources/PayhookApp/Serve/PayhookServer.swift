@@ -95,6 +95,7 @@ final class PayhookServer: Sendable {
                 return
             }
             if deadLetters.handle(request, respond: respond) { return }
+            if SubscriptionAdminAPI(pool: pool).handle(request, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
