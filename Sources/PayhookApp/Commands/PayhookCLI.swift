@@ -22,6 +22,9 @@ public enum PayhookCLI {
           inbound reprocess --provider P --since T [--execute]
                                                 re-run normalization over processed deliveries
                                                 (dry run unless --execute)
+          subscriptions create|list|show|cancel|pause|resume
+                                                recurring charges on stored vault tokens (see
+                                                `payhook subscriptions help`)
           version [--json]                      print the version
           help                                  print this text
 
@@ -69,6 +72,8 @@ public enum PayhookCLI {
             return await DeadLettersCommand.run(rest, environment: environment)
         case "inbound":
             return await InboundCommand.run(rest, environment: environment)
+        case "subscriptions":
+            return await SubscriptionsCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }
