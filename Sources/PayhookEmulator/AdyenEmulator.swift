@@ -28,6 +28,7 @@ public final class AdyenEmulator: Sendable {
         var faults = FaultPlan()
         var charges = IdempotencyStore()
         var script = ChargeScript()
+        var ledger = ChargeLedger()
     }
 
     /// The API key requests must present as `X-API-Key`.
@@ -71,6 +72,13 @@ public final class AdyenEmulator: Sendable {
     public func replayedCharges(idempotencyKey: String) -> Int {
         state.withLock { $0.charges.replays(idempotencyKey) }
     }
+
+    /// How many charges executed, across all idempotency keys and those sent without one
+    /// (replays excluded).
+    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
+
+    /// Every executed charge in execution order, with its `Idempotency-Key` and `reference`.
+    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
 
     /// Requests routed to `endpoint` (with idempotency key `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint = .payments, id: String? = nil) -> Int {
@@ -125,7 +133,8 @@ public final class AdyenEmulator: Sendable {
 
         let pspReference = EmulatorIDs.base32(16)
         var members: [(String, JSONText)] = [("pspReference", .string(pspReference))]
-        switch state.script.next() {
+        let result = state.script.next()
+        switch result {
         case .approved:
             members.append(("resultCode", .string("Authorised")))
         case .pending:
@@ -145,6 +154,9 @@ public final class AdyenEmulator: Sendable {
         }
         let document = JSONText.object(members).bytes
         state.payments[pspReference] = document
+        state.ledger.record(ExecutedCharge(
+            idempotencyKey: key, reference: reference, providerPaymentID: pspReference, amount: value,
+            currency: currency.uppercased(), result: result))
         if let key { state.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
         return EmulatorReply(status: 200, body: document)
     }

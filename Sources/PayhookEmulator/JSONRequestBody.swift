@@ -35,7 +35,12 @@ struct JSONRequestBody {
 
     /// The body re-serialized with sorted keys: equal for requests that differ only in key
     /// order or whitespace, which is how an idempotent replay is recognized.
-    var fingerprint: [UInt8] {
-        (try? JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
+    var fingerprint: [UInt8] { fingerprint(excluding: []) }
+
+    /// The fingerprint without some top-level members: fields a client legitimately changes
+    /// between attempts of the same request (PXP's `merchantTransactionDate`).
+    func fingerprint(excluding keys: Set<String>) -> [UInt8] {
+        let kept = keys.isEmpty ? root : root.filter { !keys.contains($0.key) }
+        return (try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
     }
 }

@@ -34,6 +34,7 @@ public final class MercadoPagoEmulator: Sendable {
         var faults = FaultPlan()
         var charges = IdempotencyStore()
         var script = ChargeScript()
+        var ledger = ChargeLedger()
     }
 
     /// The access token requests must present.
@@ -94,6 +95,13 @@ public final class MercadoPagoEmulator: Sendable {
     public func replayedCharges(idempotencyKey: String) -> Int {
         state.withLock { $0.charges.replays(idempotencyKey) }
     }
+
+    /// How many charges executed, across all idempotency keys (replays excluded).
+    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
+
+    /// Every executed charge in execution order, with its idempotency key and
+    /// `external_reference`.
+    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
 
     /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
@@ -208,6 +216,9 @@ public final class MercadoPagoEmulator: Sendable {
         members.append(("transactions", .object([("payments", .array(paymentDocuments))])))
         let document = JSONText.object(members).bytes
         state.orders[orderID] = document
+        state.ledger.record(ExecutedCharge(
+            idempotencyKey: key, reference: body.string("external_reference"), providerPaymentID: orderID,
+            amount: total, currency: currency.uppercased(), result: result))
         // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
         // real API may answer a failed order with another status.
         state.charges.store(key, fingerprint: fingerprint, status: 201, body: document)

@@ -8,13 +8,19 @@ import Synchronization
 ///
 /// - `GET /transactions/{systemTransactionId}`: the JSON seeded with
 ///   ``putTransaction(id:json:)`` (or created by a charge), byte for byte.
+/// - `GET /transactions?merchantTransactionId={id}`: the transactions (seeded or created by a
+///   charge) with that `merchantTransactionId`, as a JSON array, `[]` when none. UNCONFIRMED:
+///   PXP tells merchants to look a transaction up by `merchantTransactionId` before retrying,
+///   but its public reference shows no such call; this shape is payhook's assumption, shared
+///   with ``PXPAPIClient/findCharge(idempotencyKey:)``.
 /// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required). The
 ///   first request with an id executes: a transaction whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `Captured` for intent `Purchase`, else `Authorised`;
 ///   pending → `Pending`; declined → `Refused` with `stateData.code`; error → `Error`), stored
 ///   for `GET` and answered 200. The same id again replays it (UNCONFIRMED: the real API may
 ///   reject a duplicate `merchantTransactionId` instead; payhook looks the transaction up
-///   before retrying either way).
+///   before retrying either way). The replay check ignores `merchantTransactionDate`, which
+///   a client stamps anew on each attempt; any other difference is a 409.
 ///
 /// Every request must carry `X-Client-Id` equal to the configured client id, an
 /// `X-Request-Id`, and `Authorization: PXP-UST1 {tokenId}:{timestamp}:{hmac}` with the
@@ -32,6 +38,8 @@ public final class PXPEmulator: Sendable {
         case transaction
         /// `POST /transactions`; resource id = `merchantTransactionId`.
         case createTransaction
+        /// `GET /transactions?merchantTransactionId=…`; resource id = that `merchantTransactionId`.
+        case findTransactions
     }
 
     private struct State {
@@ -39,6 +47,22 @@ public final class PXPEmulator: Sendable {
         var faults = FaultPlan()
         var charges = IdempotencyStore()
         var script = ChargeScript()
+        var ledger = ChargeLedger()
+        /// `systemTransactionId`s by `merchantTransactionId`, in creation order.
+        var byMerchantTransactionID: [String: [String]] = [:]
+
+        /// Stores a transaction and indexes it by `merchantTransactionId` (read from `json`
+        /// unless given), replacing an earlier version and its index entry.
+        mutating func put(_ systemTransactionID: String, json: [UInt8], merchantTransactionID: String? = nil) {
+            if let previous = transactions[systemTransactionID],
+               let oldID = JSONRequestBody(previous)?.string("merchantTransactionId") {
+                byMerchantTransactionID[oldID]?.removeAll { $0 == systemTransactionID }
+            }
+            transactions[systemTransactionID] = json
+            if let merchantTransactionID = merchantTransactionID ?? JSONRequestBody(json)?.string("merchantTransactionId") {
+                byMerchantTransactionID[merchantTransactionID, default: []].append(systemTransactionID)
+            }
+        }
     }
 
     /// Expected in `X-Client-Id`.
@@ -68,7 +92,7 @@ public final class PXPEmulator: Sendable {
     }
 
     /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
-    public func putTransaction(id: String, json: [UInt8]) { state.withLock { $0.transactions[id] = json } }
+    public func putTransaction(id: String, json: [UInt8]) { state.withLock { $0.put(id, json: json) } }
 
     /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
     public func putTransaction(id: String, json: String) { putTransaction(id: id, json: Array(json.utf8)) }
@@ -102,6 +126,12 @@ public final class PXPEmulator: Sendable {
         state.withLock { $0.charges.replays(merchantTransactionID) }
     }
 
+    /// How many charges executed, across all `merchantTransactionId`s (replays excluded).
+    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
+
+    /// Every executed charge in execution order, keyed by `merchantTransactionId`.
+    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
+
     /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
         log.count(provider: .pxp, endpoint: endpoint.rawValue, id: id)
@@ -118,6 +148,9 @@ public final class PXPEmulator: Sendable {
         case ("POST", collection), ("POST", collection + "/"):
             endpoint = .createTransaction
             id = JSONRequestBody(request.body)?.string("merchantTransactionId")
+        case ("GET", collection), ("GET", collection + "/"):
+            endpoint = .findTransactions
+            id = Self.queryValue("merchantTransactionId", in: request.rawQuery)
         default:
             return .json(404, Self.error(404))
         }
@@ -137,6 +170,18 @@ public final class PXPEmulator: Sendable {
                     return EmulatorReply(status: 200, body: body)
                 case .createTransaction:
                     return createTransaction(request, merchantTransactionID: id, state: &state)
+                case .findTransactions:
+                    guard let id, !id.isEmpty else {
+                        return .json(400, Self.error(400, message: "merchantTransactionId query parameter is required"))
+                    }
+                    let documents = (state.byMerchantTransactionID[id] ?? []).compactMap { state.transactions[$0] }
+                    var out: [UInt8] = Array("[".utf8)
+                    for (index, document) in documents.enumerated() {
+                        if index > 0 { out.append(UInt8(ascii: ",")) }
+                        out += document
+                    }
+                    out.append(UInt8(ascii: "]"))
+                    return EmulatorReply(status: 200, body: out)
                 }
             }
         }
@@ -196,7 +241,7 @@ public final class PXPEmulator: Sendable {
         guard let amount = body.numberText("amounts", "transaction"), let currency = body.string("amounts", "currencyCode") else {
             return .json(400, Self.error(400, message: "amounts.transaction and amounts.currencyCode are required"))
         }
-        let fingerprint = body.fingerprint
+        let fingerprint = body.fingerprint(excluding: ["merchantTransactionDate"])
         switch state.charges.lookup(merchantTransactionID, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
         case .conflict: return .json(409, Self.error(409, message: "merchantTransactionId already used"))
@@ -205,7 +250,8 @@ public final class PXPEmulator: Sendable {
 
         let intent = body.string("transactionMethod", "intent") ?? "Authorisation"
         var stateMembers: [(String, JSONText)] = []
-        switch state.script.next() {
+        let result = state.script.next()
+        switch result {
         case .approved:
             let approved = intent == "Purchase" ? "Captured" : "Authorised"
             stateMembers = [("state", .string(approved)), ("stateMessage", .string("Transaction \(approved)"))]
@@ -231,10 +277,24 @@ public final class PXPEmulator: Sendable {
                 ("merchantTransactionDate", .string(body.string("merchantTransactionDate") ?? EmulatorIDs.timestamp())),
                 ("amounts", .object([("transactionValue", .number(amount)), ("currencyCode", .string(currency))])),
             ]).bytes
-        state.transactions[systemTransactionID] = document
+        state.put(systemTransactionID, json: document, merchantTransactionID: merchantTransactionID)
+        state.ledger.record(ExecutedCharge(
+            idempotencyKey: merchantTransactionID, reference: nil, providerPaymentID: systemTransactionID,
+            amount: amount, currency: currency.uppercased(), result: result))
         // UNCONFIRMED: 200 for every outcome, the decline being in `state`.
         state.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
         return EmulatorReply(status: 200, body: document)
+    }
+
+    /// The first value of `name` in a raw query string, percent-decoded (`+` as a space).
+    static func queryValue(_ name: String, in rawQuery: String) -> String? {
+        for pair in rawQuery.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0] == name else { continue }
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            return raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
     }
 
     static func error(_ status: Int) -> JSONText { error(status, message: nil) }

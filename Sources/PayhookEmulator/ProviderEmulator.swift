@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PayhookCore
 import PayhookHTTP
+import Synchronization
 
 /// One HTTP server that plays Mercado Pago, Adyen and PXP Unity for tests and local runs.
 ///
@@ -12,7 +13,7 @@ import PayhookHTTP
 /// |-------------|------------------------------------------|------------------------------------------------------|
 /// | Mercado Pago| `http://127.0.0.1:{port}/mercadopago`    | `GET /v1/orders/{id}`, `GET /v1/payments/{id}`, `POST /v1/orders` |
 /// | Adyen       | `http://127.0.0.1:{port}/adyen`          | `POST /v72/payments`                                 |
-/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{id}`, `POST /transactions`       |
+/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{id}`, `GET /transactions?merchantTransactionId=`, `POST /transactions` |
 ///
 /// State is in memory: seed it through ``mercadoPago``, ``adyen`` and ``pxp``, arm faults
 /// there, and read the ``requests`` log (credentials redacted) and per-endpoint counters.
@@ -26,7 +27,9 @@ import PayhookHTTP
 /// ```
 ///
 /// Handlers run on the server's polling thread and answer at once (delayed answers are sent
-/// from a Dispatch queue), so a delayed request never blocks the others. All methods are
+/// from a Dispatch queue), so a delayed request never blocks the others. That includes the
+/// charge latency (``Configuration/chargeLatency``, ``setChargeLatency(_:)``): a bench can have
+/// every charge answered after 50 ms while hundreds are in flight. All methods are
 /// thread-safe; `stop()` must not be called from a handler.
 public final class ProviderEmulator: Sendable {
     /// Listen address and the credentials the emulated providers accept.
@@ -60,6 +63,15 @@ public final class ProviderEmulator: Sendable {
         public var pxpSite = "SITE-EU"
         /// Recompute PXP request HMACs (see ``PXPEmulator``); off, only their form is checked.
         public var pxpVerifiesSignatures = true
+        /// How long every charge answer (Mercado Pago `POST /v1/orders`, Adyen `/payments`,
+        /// PXP `POST /transactions`) is held before it is sent, as a provider's processing time;
+        /// `nil` answers at once. The charge executes first, and the wait happens on a Dispatch
+        /// timer, never on the server's polling thread. A `.timeout(after:)` fault on the same
+        /// request waits for the longer of the two. Must stay below `handlerTimeoutSeconds`.
+        public var chargeLatency: Duration? = nil
+        /// Simultaneous connections the server accepts (libmicrohttpd's limit), delayed ones
+        /// included. Hundreds of charges in flight, each held for `chargeLatency`, each hold one.
+        public var connectionLimit = 1024
 
         /// The defaults: loopback, an ephemeral port, the test credentials above.
         public init() {}
@@ -75,6 +87,7 @@ public final class ProviderEmulator: Sendable {
     public let pxp: PXPEmulator
     private let server: HTTPServer
     private let log: RequestLog
+    private let latency: ChargeLatencySetting
 
     /// Creates the emulator; nothing is bound until ``start()``.
     /// - Throws: `HTTPServerError` for an invalid listen configuration.
@@ -95,10 +108,16 @@ public final class ProviderEmulator: Sendable {
         serverConfiguration.port = configuration.port
         serverConfiguration.handlerTimeoutSeconds = configuration.handlerTimeoutSeconds
         serverConfiguration.threadCount = 1
+        serverConfiguration.connectionLimit = configuration.connectionLimit
         // Long enough to hold a connection through a delayed answer.
         serverConfiguration.connectionTimeoutSeconds = max(10, configuration.handlerTimeoutSeconds)
+        let latency = ChargeLatencySetting(configuration.chargeLatency)
         self.server = try HTTPServer(configuration: serverConfiguration) { request, respond in
-            let reply = Self.dispatch(request, mercadoPago: mercadoPago, adyen: adyen, pxp: pxp)
+            var reply = Self.dispatch(request, mercadoPago: mercadoPago, adyen: adyen, pxp: pxp)
+            if Self.isCharge(provider: reply.provider, endpoint: reply.reply.endpoint),
+               let chargeLatency = latency.value {
+                reply.reply.delay = max(reply.reply.delay ?? .zero, chargeLatency)
+            }
             log.append(EmulatedRequest(
                 provider: reply.provider, endpoint: reply.reply.endpoint, resourceID: reply.reply.resourceID,
                 method: request.method, path: request.path, headers: EmulatedRequest.redact(request.headers),
@@ -117,6 +136,18 @@ public final class ProviderEmulator: Sendable {
         self.adyen = adyen
         self.pxp = pxp
         self.log = log
+        self.latency = latency
+    }
+
+    /// Changes ``Configuration/chargeLatency`` for charges received from now on.
+    public func setChargeLatency(_ latency: Duration?) { self.latency.value = latency }
+
+    /// The charge latency in force.
+    public var chargeLatency: Duration? { latency.value }
+
+    /// Charges executed by all three providers (replays excluded).
+    public var totalExecutedCharges: Int {
+        mercadoPago.totalExecutedCharges + adyen.totalExecutedCharges + pxp.totalExecutedCharges
     }
 
     /// Binds and starts serving.
@@ -168,6 +199,15 @@ public final class ProviderEmulator: Sendable {
         return (nil, .json(404, .object([("error", .string("no emulated provider at this path"))])))
     }
 
+    private static func isCharge(provider: ProviderID?, endpoint: String?) -> Bool {
+        switch provider {
+        case .mercadopago?: endpoint == MercadoPagoEmulator.Endpoint.createOrder.rawValue
+        case .adyen?: endpoint == AdyenEmulator.Endpoint.payments.rawValue
+        case .pxp?: endpoint == PXPEmulator.Endpoint.createTransaction.rawValue
+        case nil: false
+        }
+    }
+
     private static func subpath(_ path: String, under prefix: String) -> String? {
         guard path.hasPrefix(prefix) else { return nil }
         let rest = path.dropFirst(prefix.count)
@@ -180,5 +220,18 @@ public final class ProviderEmulator: Sendable {
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !nanoseconds.overflow, seconds >= 0 else { return .seconds(Int(clamping: max(0, seconds))) }
         return .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}
+
+/// The charge latency, read by the server's handler and changed by tests; a class so the
+/// handler closure and the emulator share one `Mutex`.
+private final class ChargeLatencySetting: Sendable {
+    private let state: Mutex<Duration?>
+
+    init(_ initial: Duration?) { state = Mutex(initial) }
+
+    var value: Duration? {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
     }
 }

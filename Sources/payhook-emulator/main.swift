@@ -2,15 +2,46 @@ import Dispatch
 import Foundation
 import PayhookEmulator
 
-// payhook-emulator [--port N] [--host ADDR]: serves the emulated provider APIs with a few demo
-// resources until SIGINT or SIGTERM, for running payhook locally without provider access.
+// payhook-emulator [--port N] [--host ADDR] [--charge-latency-ms N] [--charge-result PROVIDER=RESULT]...:
+// serves the emulated provider APIs with a few demo resources until SIGINT or SIGTERM, for
+// running payhook locally without provider access.
 
-let usage = "usage: payhook-emulator [--port N] [--host ADDR]\n"
+let usage = """
+    usage: payhook-emulator [--port N] [--host ADDR] [--charge-latency-ms N] [--charge-result PROVIDER=RESULT]...
+      --charge-latency-ms N          answer every charge N ms after executing it
+      --charge-result PROVIDER=RESULT  outcome of new charges of mercadopago, adyen or pxp:
+                                     approved, pending, error or declined:CODE (repeatable)
+
+    """
+
+/// What argv asks for.
+struct Options {
+    var configuration = ProviderEmulator.Configuration()
+    /// Provider name (`mercadopago`, `adyen`, `pxp`) and the default outcome of its charges.
+    var chargeResults: [(String, EmulatedChargeResult)] = []
+}
+
+/// Parses `PROVIDER=RESULT` as `--charge-result` takes it.
+func parseChargeResult(_ text: String) -> (String, EmulatedChargeResult)? {
+    let parts = text.split(separator: "=", maxSplits: 1)
+    guard parts.count == 2, ["mercadopago", "adyen", "pxp"].contains(parts[0]) else { return nil }
+    let provider = String(parts[0])
+    let result: EmulatedChargeResult
+    switch parts[1] {
+    case "approved": result = .approved
+    case "pending": result = .pending
+    case "error": result = .error
+    case let value where value.hasPrefix("declined:") && value.count > "declined:".count:
+        result = .declined(code: String(value.dropFirst("declined:".count)))
+    default: return nil
+    }
+    return (provider, result)
+}
 
 /// Parses argv; a failure carries the message to print (none for `--help`).
-func parse(_ arguments: [String]) -> Result<ProviderEmulator.Configuration, ParseFailure> {
-    var configuration = ProviderEmulator.Configuration()
-    configuration.port = 8099
+func parse(_ arguments: [String]) -> Result<Options, ParseFailure> {
+    var options = Options()
+    options.configuration.port = 8099
     var rest = arguments[...]
     while let argument = rest.popFirst() {
         switch argument {
@@ -18,17 +49,28 @@ func parse(_ arguments: [String]) -> Result<ProviderEmulator.Configuration, Pars
             guard let value = rest.popFirst(), let port = Int(value), (0...65535).contains(port) else {
                 return .failure(ParseFailure(message: "--port needs a number from 0 to 65535"))
             }
-            configuration.port = port
+            options.configuration.port = port
         case "--host":
             guard let value = rest.popFirst() else { return .failure(ParseFailure(message: "--host needs an address")) }
-            configuration.host = value
+            options.configuration.host = value
+        case "--charge-latency-ms":
+            guard let value = rest.popFirst(), let milliseconds = Int(value), (0...30_000).contains(milliseconds) else {
+                return .failure(ParseFailure(message: "--charge-latency-ms needs a number from 0 to 30000"))
+            }
+            options.configuration.chargeLatency = milliseconds == 0 ? nil : .milliseconds(milliseconds)
+        case "--charge-result":
+            guard let value = rest.popFirst(), let parsed = parseChargeResult(value) else {
+                return .failure(ParseFailure(message:
+                    "--charge-result needs PROVIDER=approved|pending|error|declined:CODE (mercadopago, adyen, pxp)"))
+            }
+            options.chargeResults.append(parsed)
         case "-h", "--help":
             return .failure(ParseFailure(message: nil))
         default:
             return .failure(ParseFailure(message: "unknown argument \(argument)"))
         }
     }
-    return .success(configuration)
+    return .success(options)
 }
 
 struct ParseFailure: Error {
@@ -37,7 +79,8 @@ struct ParseFailure: Error {
 
 /// Runs until a signal arrives. Nonisolated on purpose: the signal handlers run on a Dispatch
 /// queue, and must not capture main-actor state (top-level variables of this file).
-nonisolated func serve(_ configuration: ProviderEmulator.Configuration) -> Never {
+nonisolated func serve(_ options: Options) -> Never {
+    let configuration = options.configuration
     let emulator: ProviderEmulator
     do {
         emulator = try ProviderEmulator(configuration: configuration)
@@ -47,6 +90,13 @@ nonisolated func serve(_ configuration: ProviderEmulator.Configuration) -> Never
         exit(1)
     }
     emulator.seedDemoResources()
+    for (provider, result) in options.chargeResults {
+        switch provider {
+        case "mercadopago": emulator.mercadoPago.setDefaultChargeResult(result)
+        case "adyen": emulator.adyen.setDefaultChargeResult(result)
+        default: emulator.pxp.setDefaultChargeResult(result)
+        }
+    }
     // Written straight to the file descriptor (not through stdio's buffer), so a supervising
     // script reading a pipe sees the base URLs at once.
     let banner = """
@@ -78,8 +128,8 @@ nonisolated func serve(_ configuration: ProviderEmulator.Configuration) -> Never
 }
 
 switch parse(Array(CommandLine.arguments.dropFirst())) {
-case .success(let configuration):
-    serve(configuration)
+case .success(let options):
+    serve(options)
 case .failure(let failure):
     if let message = failure.message {
         FileHandle.standardError.write(Data("payhook-emulator: \(message)\n\(usage)".utf8))

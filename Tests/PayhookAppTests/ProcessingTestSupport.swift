@@ -56,6 +56,14 @@ final class FakeProviderClient: PaymentProviderClient, Sendable {
         guard let payment = state.withLock({ $0.payments[id] }) else { throw ProviderAPIError(.notFound, "payment not found") }
         return payment
     }
+
+    /// Not used by the processing tests, which only fetch.
+    func charge(storedCredential: StoredCredential, amount: Money, reference: String,
+                idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult {
+        throw ProviderAPIError(.unsupported, "the fake provider client does not charge")
+    }
+
+    func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
 }
 
 /// The final state of one payment, as compared across permutations.

@@ -15,9 +15,10 @@ struct ProviderAPIRequest: Sendable {
     var body: [UInt8] = []
     var timeout: Duration
 
-    /// Sends the request and returns the body of a 2xx answer.
+    /// Sends the request and returns the body of a 2xx answer, or of an answer whose status is
+    /// in `accepting` (a provider that puts a decline in a 4xx with the resource as body).
     /// - Throws: `ProviderAPIError` from the status (`forStatus`) or the transport failure.
-    func send(via http: any HTTPClient) async throws(ProviderAPIError) -> [UInt8] {
+    func send(via http: any HTTPClient, accepting: Set<Int> = []) async throws(ProviderAPIError) -> [UInt8] {
         let response: HTTPClientResponse
         do {
             response = try await http.send(HTTPClientRequest(
@@ -25,6 +26,7 @@ struct ProviderAPIRequest: Sendable {
         } catch {
             throw ProviderAPIError(transport: error, operation: operation)
         }
+        if accepting.contains(response.status) { return response.body }
         if let error = ProviderAPIError.forStatus(response.status, operation: operation) { throw error }
         return response.body
     }
@@ -79,5 +81,32 @@ struct ProviderAPIRequest: Sendable {
         if id.isEmpty || id == "." || id == ".." {
             throw ProviderAPIError(.notFound, "\(operation): empty or relative id")
         }
+    }
+
+    /// Rejects an idempotency key before any request is made: 1 to 64 characters (Mercado
+    /// Pago's and Adyen's limit, applied to PXP's `merchantTransactionId` too so one key works
+    /// everywhere), printable ASCII only, since it travels in a header.
+    ///
+    /// The message gives the length, never the key.
+    /// - Throws: `.invalidResponse` (not retryable: the same key would fail again).
+    static func checkIdempotencyKey(_ key: String, operation: String) throws(ProviderAPIError) {
+        let length = key.utf8.count
+        guard (1...64).contains(length) else {
+            throw ProviderAPIError(
+                .invalidResponse, "\(operation): idempotency key must be 1 to 64 characters, got \(length); not sent")
+        }
+        guard key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+            throw ProviderAPIError(
+                .invalidResponse, "\(operation): idempotency key must be printable ASCII without spaces; not sent")
+        }
+    }
+
+    /// Rejects a charge whose required credential field is empty, before any request is made.
+    /// - Throws: `.invalidResponse` naming the field, never its value.
+    static func checkRequired(_ value: String?, field: String, operation: String) throws(ProviderAPIError) -> String {
+        guard let value, !value.isEmpty else {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(field) is required; not sent")
+        }
+        return value
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookHTTP
 
-/// Adyen's Checkout API, as far as payhook fetches state from it: not at all.
+/// Adyen's Checkout API: `POST /v72/payments` to charge a stored token; nothing to fetch.
 ///
 /// Checkout has no endpoint that returns a payment by `pspReference`, and Adyen has no order
 /// resource comparable to Mercado Pago's. Adyen webhooks are self-contained instead: every
@@ -10,9 +10,8 @@ import PayhookHTTP
 /// the verified webhook is the authoritative state. Both fetches therefore throw `.unsupported`
 /// without a network call; callers treat that as "trust the verified webhook".
 ///
-/// The credentials are kept for `POST /v72/payments` (charging a stored token), which is sent
-/// with `X-API-Key` and an `Idempotency-Key`. The API key never appears in errors,
-/// `description` or reflection.
+/// Charges (`POST /v72/payments`) are sent with `X-API-Key` and an `Idempotency-Key`. The API
+/// key never appears in errors, `description` or reflection.
 public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, CustomReflectable {
     public var provider: ProviderID { .adyen }
 
@@ -49,6 +48,67 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     /// Always throws `.unsupported`: Checkout cannot fetch a payment by `pspReference`.
     public func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot {
         throw ProviderAPIError(.unsupported, "adyen: no payment lookup by pspReference; the verified webhook is authoritative")
+    }
+
+    /// `POST /v72/payments` with `Idempotency-Key`: a merchant-initiated subscription charge of
+    /// a stored card.
+    ///
+    /// The body: `amount{currency, value}` (minor units), `merchantAccount`, `reference`,
+    /// `paymentMethod{type: "scheme", storedPaymentMethodId}`, `shopperReference`,
+    /// `shopperInteraction` `ContAuth`, `recurringProcessingModel` `Subscription`. Adyen
+    /// answers 200 for refusals too; the result code decides (see ``AdyenChargeClassification``).
+    /// ``StoredCredential/previousTransactionReference`` is not sent: Adyen links the
+    /// subscription through the stored token itself.
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
+    ///   printable ASCII characters, an empty token, a missing `shopperReference` or an amount
+    ///   that is not positive, and after sending for a 4xx (422 validation, e.g. an unknown
+    ///   token) or an answer without `resultCode`; `.unauthorized` (401/403, including a wrong
+    ///   merchant account); `.timeout`/`.unavailable` (outcome unknown: retry with the same key).
+    public func charge(
+        storedCredential: StoredCredential, amount: Money, reference: String, idempotencyKey: String
+    ) async throws(ProviderAPIError) -> ChargeResult {
+        let operation = "adyen POST /v72/payments"
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "storedPaymentMethodId (token)", operation: operation)
+        let shopper = try ProviderAPIRequest.checkRequired(storedCredential.shopperReference, field: "shopperReference", operation: operation)
+        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        let body = Self.chargeBody(
+            token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount)
+        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/payments", operation: operation)
+        let request = ProviderAPIRequest(
+            operation: operation, method: "POST", url: url,
+            headers: [("X-API-Key", apiKey), ("Idempotency-Key", idempotencyKey),
+                      ("Content-Type", "application/json"), ("Accept", "application/json")],
+            body: body.bytes, timeout: timeout)
+        let answer = try await request.send(via: http)
+        do {
+            return try AdyenChargeClassification.result(paymentJSON: answer)
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
+
+    /// Always `nil`, without a network call. Checkout cannot look a payment up by
+    /// `Idempotency-Key` (or by `pspReference`), and it does not need to: Adyen keeps a key's
+    /// answer for at least 7 days and replays it to a request with the same key, without
+    /// charging again. A caller with an unknown outcome therefore retries
+    /// ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key; the
+    /// `AUTHORISATION` webhook confirms the result either way.
+    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
+
+    /// The charge body; a function of its inputs only, so a retry sends the same bytes.
+    static func chargeBody(
+        token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String
+    ) -> RequestJSON {
+        .object([
+            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(amount.minorUnits)))])),
+            ("merchantAccount", .string(merchantAccount)),
+            ("reference", .string(reference)),
+            ("paymentMethod", .object([("type", .string("scheme")), ("storedPaymentMethodId", .string(token))])),
+            ("shopperReference", .string(shopperReference)),
+            ("shopperInteraction", .string("ContAuth")),
+            ("recurringProcessingModel", .string("Subscription")),
+        ])
     }
 
     /// Names the provider, base URL and merchant account; the API key is never rendered.

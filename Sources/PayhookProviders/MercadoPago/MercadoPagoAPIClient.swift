@@ -3,7 +3,7 @@ import PayhookCore
 import PayhookHTTP
 
 /// Mercado Pago's API: `GET /v1/orders/{id}` and `GET /v1/payments/{id}` with a Bearer
-/// access token.
+/// access token, and `POST /v1/orders` to charge a stored card (Automatic Payments).
 ///
 /// Mercado Pago webhooks are thin (an id and an action), so the processors fetch the state
 /// through this client. The access token is sent only in the `Authorization` header and never
@@ -56,6 +56,83 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         } catch {
             throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
         }
+    }
+
+    /// `POST /v1/orders` with `X-Idempotency-Key`: an automatic-mode order whose one payment
+    /// charges the customer's payment profile as a merchant-initiated recurring charge.
+    ///
+    /// The body: `type` `online`, `processing_mode` `automatic`, `external_reference`,
+    /// `total_amount` (decimal string), `payer.customer_id`, and `transactions.payments[0]` with
+    /// `amount`, `automatic_payments.payment_profile_id` and `stored_credential`
+    /// (`payment_initiator` `merchant`, `reason` `recurring`, `first_payment` false,
+    /// `previous_transaction_reference` when known). Mercado Pago has no resubmission reason
+    /// that we know of, so ``StoredCredential/Reason/resubmission`` is sent as `recurring` too
+    /// (the allowed values are UNCONFIRMED). No currency is sent: an order is in the
+    /// account's currency.
+    ///
+    /// A failed order is a result, not an error; see ``MercadoPagoChargeClassification``.
+    /// UNCONFIRMED: whether a failed order comes back as 201 or as a 4xx such as 402 with the
+    /// order as body; a 402 whose body is an order is classified like a 201.
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
+    ///   printable ASCII characters, an empty token, a missing `customerID` or an amount that
+    ///   is not positive, and after sending for a 4xx or an answer that is not an order;
+    ///   `.unauthorized`; `.timeout`/`.unavailable` (outcome unknown: retry with the same key).
+    public func charge(
+        storedCredential: StoredCredential, amount: Money, reference: String, idempotencyKey: String
+    ) async throws(ProviderAPIError) -> ChargeResult {
+        let operation = "mercadopago POST /v1/orders"
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "payment_profile_id (token)", operation: operation)
+        let customer = try ProviderAPIRequest.checkRequired(storedCredential.customerID, field: "payer.customer_id", operation: operation)
+        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        let body = Self.chargeBody(
+            token: token, customerID: customer, previousTransactionReference: storedCredential.previousTransactionReference,
+            amount: amount, reference: reference)
+        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v1/orders", operation: operation)
+        let request = ProviderAPIRequest(
+            operation: operation, method: "POST", url: url,
+            headers: [("Authorization", "Bearer \(accessToken)"), ("X-Idempotency-Key", idempotencyKey),
+                      ("Content-Type", "application/json"), ("Accept", "application/json")],
+            body: body.bytes, timeout: timeout)
+        let answer = try await request.send(via: http, accepting: [402])
+        do {
+            return try MercadoPagoChargeClassification.result(orderJSON: answer)
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
+
+    /// Always `nil`, without a network call. Mercado Pago cannot look an order up by
+    /// `X-Idempotency-Key`, and it does not need to: `POST /v1/orders` again with the same key
+    /// and body returns the order the first request created without charging again, so a
+    /// caller with an unknown outcome retries ``charge(storedCredential:amount:reference:idempotencyKey:)``
+    /// with the same key. (How long Mercado Pago keeps keys is UNCONFIRMED; retry within hours,
+    /// not days.)
+    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
+
+    /// The charge body, built from exact values; a function of its inputs only, so a retry
+    /// sends the same bytes and Mercado Pago recognizes it as the same request.
+    static func chargeBody(
+        token: String, customerID: String, previousTransactionReference: String?, amount: Money, reference: String
+    ) -> RequestJSON {
+        let total = amount.decimalString
+        return .object([
+            ("type", .string("online")),
+            ("processing_mode", .string("automatic")),
+            ("external_reference", .string(reference)),
+            ("total_amount", .string(total)),
+            ("payer", .object([("customer_id", .string(customerID))])),
+            ("transactions", .object([("payments", .array([.object([
+                ("amount", .string(total)),
+                ("automatic_payments", .object([("payment_profile_id", .string(token))])),
+                ("stored_credential", .object([
+                    ("payment_initiator", .string("merchant")),
+                    ("reason", .string("recurring")),
+                    ("first_payment", .bool(false)),
+                    ("previous_transaction_reference", previousTransactionReference.map(RequestJSON.string)),
+                ])),
+            ])]))])),
+        ])
     }
 
     private func get(_ collection: String, id: String, operation: String) async throws(ProviderAPIError) -> [UInt8] {

@@ -2,7 +2,8 @@ import Foundation
 import PayhookCore
 import PayhookHTTP
 
-/// PXP Unity's transactions API: `GET {base}/transactions/{systemTransactionId}`.
+/// PXP Unity's transactions API: `GET {base}/transactions/{systemTransactionId}`, charges with
+/// `POST {base}/transactions`, and the lookup of a charge by `merchantTransactionId`.
 ///
 /// PXP retries a webhook only for about ten seconds, so non-final transactions are reconciled
 /// by polling through this client. Every request carries `Authorization: PXP-UST1
@@ -24,6 +25,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     private let timeout: Duration
     private let now: @Sendable () -> Date
     private let makeRequestID: @Sendable () -> String
+    private let chargeClassification: PXPChargeClassification
 
     /// - Parameters:
     ///   - baseURL: the API base including its version path, e.g.
@@ -38,11 +40,14 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     ///   - timeout: deadline for each call.
     ///   - now: the clock for the signed timestamp; injected by tests.
     ///   - makeRequestID: `X-Request-Id` for each request, a fresh lowercase UUID by default.
+    ///   - chargeClassification: which refusal codes are soft (UNCONFIRMED defaults; see
+    ///     ``PXPChargeClassification``).
     public init(
         baseURL: URL, clientID: String, tokenID: String, tokenValue: String, merchant: String, site: String,
         http: any HTTPClient, timeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Date = { Date() },
-        makeRequestID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        makeRequestID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        chargeClassification: PXPChargeClassification = .standard
     ) {
         self.baseURL = baseURL
         self.clientID = clientID
@@ -54,6 +59,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         self.timeout = timeout
         self.now = now
         self.makeRequestID = makeRequestID
+        self.chargeClassification = chargeClassification
     }
 
     /// Always throws `.unsupported`: PXP has transactions, not orders.
@@ -77,9 +83,125 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         }
     }
 
-    /// Signs and sends one request; `path` is relative to the base URL and already escaped.
-    private func send(method: String, path: String, body: [UInt8], operation: String) async throws(ProviderAPIError) -> [UInt8] {
-        let url = try ProviderAPIRequest.url(base: baseURL, path: path, operation: operation)
+    /// `POST {base}/transactions`: a merchant-initiated card-on-file purchase whose
+    /// `merchantTransactionId` is the idempotency key.
+    ///
+    /// The body: `merchant`, `site`, `merchantTransactionId`, `merchantTransactionDate` (now,
+    /// ISO 8601), `transactionMethod{intent: "Purchase", entryType: "Ecom", fundingType: "Card"}`,
+    /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units),
+    /// `fundingData.card.gatewayTokenId` (the token), `shopper.id` when known, and
+    /// `recurring{processingModel, previousTransactionReference}` with processing model
+    /// `MerchantInitiatedSubsequentRecurring`, or `MerchantInitiatedResubmission` for
+    /// ``StoredCredential/Reason/resubmission``. UNCONFIRMED: the names `fundingData.card.gatewayTokenId`
+    /// and `recurring.*` (PXP documents the processing-model values, not where they go); they
+    /// are all in ``chargeBody(merchant:site:merchantTransactionID:date:credential:amount:)``.
+    ///
+    /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
+    /// is UNCONFIRMED, so after `.timeout`/`.unavailable` call ``findCharge(idempotencyKey:)``
+    /// first and charge again (same key) only when it returns `nil`.
+    /// - Parameter reference: not sent; PXP identifies the charge by `merchantTransactionId`.
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
+    ///   printable ASCII characters, an empty token or an amount that is not positive, and
+    ///   after sending for a 4xx or an answer without `systemTransactionId`/`state`;
+    ///   `.unauthorized`; `.timeout`/`.unavailable` (outcome unknown).
+    public func charge(
+        storedCredential: StoredCredential, amount: Money, reference: String, idempotencyKey: String
+    ) async throws(ProviderAPIError) -> ChargeResult {
+        let operation = "pxp POST /transactions"
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        _ = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "card-on-file token", operation: operation)
+        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        let body = Self.chargeBody(
+            merchant: merchant, site: site, merchantTransactionID: idempotencyKey, date: now(),
+            credential: storedCredential, amount: amount)
+        let answer = try await send(method: "POST", path: "/transactions", body: body.bytes, operation: operation)
+        do {
+            return try chargeClassification.result(PayloadNode.parse(answer, provider: .pxp))
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
+
+    /// `GET {base}/transactions?merchantTransactionId={key}`: the charge made with this key.
+    ///
+    /// UNCONFIRMED endpoint: PXP says to look a transaction up by `merchantTransactionId`
+    /// before retrying but we found no public reference for the call; this assumes a query on
+    /// the transactions collection. The answer is read defensively: a JSON array of
+    /// transactions, an object holding one under `transactions`, `items` or `data`, or a single
+    /// transaction object. Only transactions whose `merchantTransactionId` equals the key
+    /// count; if several do, an approved one wins (so a charge is never repeated), else the
+    /// first. The signature covers the path without the query, as ``PXPRequestSigner`` states.
+    /// - Returns: `nil` for no match or a 404.
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` for an invalid key or an undecodable
+    ///   answer, `.unauthorized`, `.timeout`, `.unavailable`.
+    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? {
+        let operation = "pxp GET /transactions?merchantTransactionId"
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        let answer: [UInt8]
+        do {
+            answer = try await send(
+                method: "GET", path: "/transactions", query: "merchantTransactionId=" + ProviderAPIRequest.pathSegment(idempotencyKey),
+                body: [], operation: operation)
+        } catch where error.kind == .notFound {
+            return nil
+        }
+        do {
+            // An array is a valid answer here, which PayloadNode.parse (objects only) refuses.
+            guard let value = JSONValue.parse(answer) else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
+            let root = PayloadNode(value: value, path: "", provider: .pxp)
+            var candidates: [PayloadNode]
+            if case .array? = root.value {
+                candidates = try root.elements()
+            } else if let list = PayloadNode.firstPresent(root["transactions"], root["items"], root["data"]) {
+                candidates = try list.elements()
+            } else {
+                candidates = [root]
+            }
+            candidates = try candidates.filter { node throws(PayloadError) in
+                try node["merchantTransactionId"].string() == idempotencyKey
+            }
+            let results = try candidates.map { node throws(PayloadError) in try chargeClassification.result(node) }
+            return results.first { $0.outcome == .succeeded } ?? results.first
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
+
+    /// The charge body. Everything but `date` is a function of the charge, so a retry differs
+    /// only in `merchantTransactionDate`.
+    static func chargeBody(
+        merchant: String, site: String, merchantTransactionID: String, date: Date, credential: StoredCredential, amount: Money
+    ) -> RequestJSON {
+        let model = switch credential.reason {
+        case .recurring: "MerchantInitiatedSubsequentRecurring"
+        case .resubmission: "MerchantInitiatedResubmission"
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return .object([
+            ("merchant", .string(merchant)),
+            ("site", .string(site)),
+            ("merchantTransactionId", .string(merchantTransactionID)),
+            ("merchantTransactionDate", .string(formatter.string(from: date))),
+            ("transactionMethod", .object([
+                ("intent", .string("Purchase")), ("entryType", .string("Ecom")), ("fundingType", .string("Card")),
+            ])),
+            ("amounts", .object([("transaction", .number(amount.decimalString)), ("currencyCode", .string(amount.currency))])),
+            ("fundingData", .object([("card", .object([("gatewayTokenId", .string(credential.token))]))])),
+            ("shopper", credential.shopperReference.map { .object([("id", .string($0))]) }),
+            ("recurring", .object([
+                ("processingModel", .string(model)),
+                ("previousTransactionReference", credential.previousTransactionReference.map(RequestJSON.string)),
+            ])),
+        ])
+    }
+
+    /// Signs and sends one request; `path` is relative to the base URL and already escaped, as
+    /// is `query` (without `?`, not signed).
+    private func send(
+        method: String, path: String, query: String? = nil, body: [UInt8], operation: String
+    ) async throws(ProviderAPIError) -> [UInt8] {
+        let url = try ProviderAPIRequest.url(base: baseURL, path: path + (query.map { "?" + $0 } ?? ""), operation: operation)
         let timestamp = String(Int64(now().timeIntervalSince1970.rounded(.down)))
         let requestID = makeRequestID()
         // The signature covers the path as it goes on the wire, base path included, so the

@@ -1,0 +1,41 @@
+/// What a merchant-initiated charge came to, in the words a retry policy needs.
+///
+/// Each provider has one classification table (``MercadoPagoChargeClassification``,
+/// ``AdyenChargeClassification``, ``PXPChargeClassification``) from its own vocabulary to
+/// these four values.
+public enum ChargeOutcome: String, Sendable, Hashable, CaseIterable {
+    /// The money was taken (or authorised for capture).
+    case succeeded
+    /// Accepted but not final: wait for the webhook or look the charge up later. Never charge
+    /// again with a new idempotency key while a charge is pending.
+    case pending
+    /// Declined for a reason that may pass later (insufficient funds, issuer unavailable,
+    /// technical error). A later attempt is a new charge: a new idempotency key (the provider
+    /// stored this answer under the old one) and, for PXP, ``StoredCredential/Reason/resubmission``.
+    case declinedSoft = "declined_soft"
+    /// Declined for good (card blocked, expired, revoked, fraud, "do not try again", or
+    /// anything that would need the shopper): stop charging this credential.
+    case declinedHard = "declined_hard"
+}
+
+/// The answer to one charge.
+public struct ChargeResult: Sendable, Hashable {
+    public var outcome: ChargeOutcome
+    /// Mercado Pago order id, Adyen `pspReference`, PXP `systemTransactionId`; `nil` only if
+    /// the provider's answer carried none.
+    public var providerPaymentID: String?
+    /// The provider's own status word (`processed`, `Refused`, `Authorised`, …), for logs and
+    /// for an operator; decisions use ``outcome``.
+    public var providerStatus: String
+    /// Why it was declined, in the provider's codes: Mercado Pago `status_detail`, Adyen
+    /// `refusalReasonCode` (with `;mac=NN` appended when a `merchantAdviceCode` came back),
+    /// PXP `stateData.code`. `nil` when there is none.
+    public var declineCode: String?
+
+    public init(outcome: ChargeOutcome, providerPaymentID: String? = nil, providerStatus: String, declineCode: String? = nil) {
+        self.outcome = outcome
+        self.providerPaymentID = providerPaymentID
+        self.providerStatus = providerStatus
+        self.declineCode = declineCode
+    }
+}

@@ -1,0 +1,46 @@
+/// A card the shopper stored earlier, as a merchant-initiated charge names it.
+///
+/// Holds provider tokens, not card data. The token is not a secret in the sense of an API key
+/// (it is useless without the merchant's credentials), but errors and logs still never quote it.
+///
+/// Which fields a provider needs:
+///
+/// | field                        | Mercado Pago                                 | Adyen                      | PXP                              |
+/// |------------------------------|----------------------------------------------|----------------------------|----------------------------------|
+/// | `token`                      | `automatic_payments.payment_profile_id`      | `storedPaymentMethodId`    | card-on-file token (`gatewayTokenId`) |
+/// | `shopperReference`           | —                                            | `shopperReference` (required) | `shopper.id`                  |
+/// | `customerID`                 | `payer.customer_id` (required)               | —                          | —                                |
+/// | `previousTransactionReference` | `stored_credential.previous_transaction_reference` | —                 | recurring `previousTransactionReference` (UNCONFIRMED name) |
+/// | `reason`                     | always `recurring`                           | always `Subscription`      | `.resubmission` → `MerchantInitiatedResubmission` |
+public struct StoredCredential: Sendable, Hashable {
+    /// Why the merchant charges the stored card.
+    public enum Reason: String, Sendable {
+        /// A scheduled subscription charge.
+        case recurring
+        /// A retry of a charge that was declined softly (PXP `MerchantInitiatedResubmission`).
+        case resubmission
+    }
+
+    /// The provider's token: Adyen `storedPaymentMethodId`, Mercado Pago `payment_profile_id`,
+    /// PXP card-on-file token.
+    public var token: String
+    /// Adyen `shopperReference` (required by Adyen), or the PXP shopper id.
+    public var shopperReference: String?
+    /// Mercado Pago `payer.customer_id` (required by Mercado Pago).
+    public var customerID: String?
+    /// The scheme or provider reference of an earlier charge of this credential, where the
+    /// provider accepts one.
+    public var previousTransactionReference: String?
+    public var reason: Reason
+
+    public init(
+        token: String, shopperReference: String? = nil, customerID: String? = nil,
+        previousTransactionReference: String? = nil, reason: Reason = .recurring
+    ) {
+        self.token = token
+        self.shopperReference = shopperReference
+        self.customerID = customerID
+        self.previousTransactionReference = previousTransactionReference
+        self.reason = reason
+    }
+}
