@@ -17,7 +17,8 @@ CREATE INDEX subscriptions_vault_token ON subscriptions (vault_token_id);
 --                   have executed at the provider and is only ever retried with its own key
 --   previous_transaction_reference  frozen at the first call, for the same reason as `reason`
 --   provider        the token's provider when the charge was created
---   payment_id      the payments row the provider's payment id resolves to
+--   payment_id      the payments row the provider's payment id resolves to (Adyen, PXP)
+--   order_id        the orders row (Mercado Pago charges are orders)
 --   calls           provider calls made for this key (charges, lookups)
 --   skipped         never sent: the subscription was paused, canceled or past due (or its token
 --                   unusable) before the attempt ran
@@ -29,6 +30,7 @@ ALTER TABLE charges
     ADD COLUMN previous_transaction_reference text,
     ADD COLUMN provider_status text,
     ADD COLUMN payment_id      bigint REFERENCES payments (id),
+    ADD COLUMN order_id        bigint REFERENCES orders (id),
     ADD COLUMN calls           integer     NOT NULL DEFAULT 0,
     ADD COLUMN last_error      text,
     ADD COLUMN settled_at      timestamptz,

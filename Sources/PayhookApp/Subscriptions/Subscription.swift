@@ -100,6 +100,7 @@ struct Charge: Sendable, Equatable {
     let providerPaymentID: String?
     let providerStatus: String?
     let paymentID: Int64?
+    let orderID: Int64?
     let scheduledAt: Date
     let attemptedAt: Date?
     let settledAt: Date?
@@ -122,6 +123,7 @@ struct Charge: Sendable, Equatable {
         providerPaymentID = try row.decode("provider_payment_id")
         providerStatus = try row.decode("provider_status")
         paymentID = try row.decode("payment_id")
+        orderID = try row.decode("order_id")
         scheduledAt = try row.decode("scheduled_at")
         attemptedAt = try row.decode("attempted_at")
         settledAt = try row.decode("settled_at")
@@ -138,7 +140,8 @@ struct Charge: Sendable, Equatable {
             .init("amount", .object([.init("value", .int(amountMinor)), .init("currency", .string(currency))])),
             .init("decline_code", .optional(declineCode)), .init("provider", .optional(provider)),
             .init("provider_payment_id", .optional(providerPaymentID)), .init("provider_status", .optional(providerStatus)),
-            .init("payment_id", .optional(paymentID)), .init("scheduled_at", .timestamp(scheduledAt)),
+            .init("payment_id", .optional(paymentID)), .init("order_id", .optional(orderID)),
+            .init("scheduled_at", .timestamp(scheduledAt)),
             .init("attempted_at", .timestamp(attemptedAt)), .init("settled_at", .timestamp(settledAt)),
             .init("calls", .int(Int64(calls))), .init("last_error", .optional(lastError)),
             .init("created_at", .timestamp(createdAt)),

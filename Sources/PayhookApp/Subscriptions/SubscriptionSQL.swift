@@ -9,7 +9,7 @@ enum SubscriptionSQL {
 
     static let chargeColumns = """
         c.id, c.subscription_id, c.cycle, c.attempt, c.idempotency_key, c.amount_minor, c.currency, c.status, c.reason,
-        c.decline_code, c.provider, c.provider_payment_id, c.provider_status, c.payment_id, c.scheduled_at,
+        c.decline_code, c.provider, c.provider_payment_id, c.provider_status, c.payment_id, c.order_id, c.scheduled_at,
         c.attempted_at, c.settled_at, c.calls, c.last_error, c.created_at
         """
 
@@ -165,6 +165,28 @@ enum SubscriptionSQL {
         """
 
     static let linkPayment = "UPDATE charges SET payment_id = $2, updated_at = now() WHERE id = $1"
+    static let linkOrder = "UPDATE charges SET order_id = $2, updated_at = now() WHERE id = $1"
+
+    /// Mercado Pago charges are orders: $1 provider, $2 order id, $3 amount, $4 currency,
+    /// $5 status. The merchant reference is left to the webhook (it is unique per provider, and
+    /// the processor owns the row once it exists).
+    static let upsertOrder = """
+        INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
+        VALUES ($1, '', $2, $3, $4, $5)
+        ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
+        SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
+            currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+        RETURNING id
+        """
+
+    /// What a webhook stored for the charge: the payment's status, else the order's.
+    static let storedProviderStatus = """
+        SELECT coalesce((SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2),
+                        (SELECT status FROM orders WHERE provider = $1 AND provider_order_id = $2)) AS status
+        """
+
+    /// $1 id: one more look-up of a pending charge.
+    static let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
 
     /// $1 provider, $2 provider payment id, $3 merchant reference, $4 amount, $5 currency,
     /// $6 status. A row a webhook created first keeps its status (it only moves forward, and
@@ -178,9 +200,6 @@ enum SubscriptionSQL {
             currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
         RETURNING id
         """
-
-    /// The status a webhook (or anything else) stored for the charge's payment.
-    static let paymentStatus = "SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2"
 
     /// $1 subscription, $2 cycle, $3 attempt, $4 key, $5 amount, $6 currency, $7 provider, $8 due.
     static let insertRetryAttempt = """
@@ -216,7 +235,8 @@ enum SubscriptionSQL {
         ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("skip_charge", skipCharge),
         ("record_open", recordOpen), ("record_settled", recordSettled),
         ("record_duplicate_success", recordDuplicateSuccess), ("link_payment", linkPayment),
-        ("upsert_payment", upsertPayment), ("payment_status", paymentStatus),
+        ("upsert_payment", upsertPayment), ("link_order", linkOrder), ("upsert_order", upsertOrder),
+        ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
         ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
         ("pause_for_token", pauseForToken),
     ]
