@@ -20,8 +20,9 @@ struct SubscriptionHarness: Sendable {
     let metrics = MetricsRegistry()
     var settings = SubscriptionSettings()
 
-    /// A fixed start far from month ends, so cycles are easy to read.
-    static let epoch = Date(timeIntervalSince1970: 1_767_261_600)  // 2026-01-01T10:00:00Z
+    /// A fixed start ahead of the real clock, so every job the queue makes due "now" (database
+    /// time) is also due on the test clock.
+    static let epoch = Date(timeIntervalSince1970: 1_893_492_000)  // 2030-01-01T10:00:00Z
 
     static func make(_ label: String, clientTimeout: Duration = .seconds(10), emulator: Bool = true) async throws -> SubscriptionHarness {
         let database = try await TestDatabase.migrated(label)
