@@ -33,16 +33,17 @@ extension ProviderEmulator {
                              http: http, timeout: timeout)
     }
 
-    func adyenClient(http: any HTTPClient = makeTransport()) -> AdyenAPIClient {
+    func adyenClient(merchantAccount: String? = nil, http: any HTTPClient = makeTransport(),
+                     timeout: Duration = .seconds(5)) -> AdyenAPIClient {
         AdyenAPIClient(baseURL: baseURL(for: .adyen), apiKey: configuration.adyenAPIKey,
-                       merchantAccount: configuration.adyenMerchantAccount, http: http)
+                       merchantAccount: merchantAccount ?? configuration.adyenMerchantAccount, http: http, timeout: timeout)
     }
 
-    func pxpClient(tokenValue: String? = nil, http: any HTTPClient = makeTransport(),
+    func pxpClient(tokenValue: String? = nil, site: String? = nil, http: any HTTPClient = makeTransport(),
                    timeout: Duration = .seconds(5)) -> PXPAPIClient {
         PXPAPIClient(baseURL: baseURL(for: .pxp), clientID: configuration.pxpClientID, tokenID: configuration.pxpTokenID,
                      tokenValue: tokenValue ?? configuration.pxpTokenValue, merchant: configuration.pxpMerchant,
-                     site: configuration.pxpSite, http: http, timeout: timeout)
+                     site: site ?? configuration.pxpSite, http: http, timeout: timeout)
     }
 
     /// Sends a raw request to a path under the emulator, for endpoint and validation tests.

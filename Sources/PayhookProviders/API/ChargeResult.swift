@@ -20,6 +20,7 @@ public enum ChargeOutcome: String, Sendable, Hashable, CaseIterable {
 
 /// The answer to one charge.
 public struct ChargeResult: Sendable, Hashable {
+    /// What the caller should do next, from the provider's classification table.
     public var outcome: ChargeOutcome
     /// Mercado Pago order id, Adyen `pspReference`, PXP `systemTransactionId`; `nil` only if
     /// the provider's answer carried none.

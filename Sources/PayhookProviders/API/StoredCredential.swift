@@ -31,6 +31,7 @@ public struct StoredCredential: Sendable, Hashable {
     /// The scheme or provider reference of an earlier charge of this credential, where the
     /// provider accepts one.
     public var previousTransactionReference: String?
+    /// A scheduled charge or the retry of a soft decline; only PXP sends the difference.
     public var reason: Reason
 
     public init(
