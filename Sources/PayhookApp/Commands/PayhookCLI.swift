@@ -12,7 +12,7 @@ public enum PayhookCLI {
         usage: payhook <command> [options]
 
         commands:
-          serve [--migrate] [--roles ingress,processor,worker]
+          serve [--migrate] [--roles ingress,processor,worker,scheduler]
                                                 run the webhook ingress, the event processor
                                                 and the admin listener (default: every role)
           migrate [--json]                      apply pending schema migrations and exit
@@ -22,6 +22,9 @@ public enum PayhookCLI {
           inbound reprocess --provider P --since T [--execute]
                                                 re-run normalization over processed deliveries
                                                 (dry run unless --execute)
+          subscriptions create|list|show|cancel|pause|resume
+                                                recurring charges on stored vault tokens (see
+                                                `payhook subscriptions help`)
           version [--json]                      print the version
           help                                  print this text
 
@@ -32,7 +35,7 @@ public enum PayhookCLI {
         """
 
     /// Roles `serve --roles` accepts; later capabilities add theirs here.
-    static let knownRoles: Set<String> = ["ingress", "processor", "worker"]
+    static let knownRoles: Set<String> = ["ingress", "processor", "worker", "scheduler"]
 
     public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
         var rest = arguments.dropFirst()
@@ -69,6 +72,8 @@ public enum PayhookCLI {
             return await DeadLettersCommand.run(rest, environment: environment)
         case "inbound":
             return await InboundCommand.run(rest, environment: environment)
+        case "subscriptions":
+            return await SubscriptionsCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }

@@ -51,7 +51,8 @@ extension Configuration {
             fulfillmentURL: reader.optionalURL("PAYHOOK_FULFILLMENT_URL"),
             fulfillmentSecret: reader.secret("PAYHOOK_FULFILLMENT_SECRET"),
             processorWorkers: reader.integer("PAYHOOK_PROCESSOR_WORKERS", default: 2, range: 1...64),
-            processorBatchSize: reader.integer("PAYHOOK_PROCESSOR_BATCH", default: 100, range: 1...1000)
+            processorBatchSize: reader.integer("PAYHOOK_PROCESSOR_BATCH", default: 100, range: 1...1000),
+            subscriptions: reader.subscriptionSettings()
         )
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")
@@ -157,6 +158,25 @@ struct EnvironmentReader {
             return nil
         }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// The recurring-charge settings; defaults in `SubscriptionSettings`.
+    mutating func subscriptionSettings() -> SubscriptionSettings {
+        var settings = SubscriptionSettings()
+        settings.catchUp = enumeration("PAYHOOK_SCHEDULER_CATCH_UP", default: settings.catchUp)
+        if let text = string("PAYHOOK_DUNNING_SCHEDULE") {
+            switch SubscriptionSettings.parseDunningSchedule(text) {
+            case .success(let waits): settings.dunningSchedule = waits
+            case .failure(let failure): problem("PAYHOOK_DUNNING_SCHEDULE", failure.message)
+            }
+        }
+        settings.schedulerInterval = .seconds(integer("PAYHOOK_SCHEDULER_INTERVAL_SECONDS", default: 30, range: 1...3600))
+        settings.schedulerBatchSize = integer("PAYHOOK_SCHEDULER_BATCH", default: settings.schedulerBatchSize, range: 1...5000)
+        settings.pendingRecheck = .seconds(integer("PAYHOOK_CHARGE_PENDING_RECHECK_SECONDS", default: 900, range: 10...86_400))
+        settings.maxPendingChecks = integer("PAYHOOK_CHARGE_PENDING_CHECKS", default: settings.maxPendingChecks, range: 1...10_000)
+        settings.chargeMaxAttempts = integer("PAYHOOK_CHARGE_MAX_ATTEMPTS", default: settings.chargeMaxAttempts, range: 1...1000)
+        settings.chargeConcurrency = integer("PAYHOOK_CHARGE_CONCURRENCY", default: settings.chargeConcurrency, range: 1...1024)
+        return settings
     }
 
     /// Finds `PAYHOOK_<PROVIDER>_<SUFFIX>` and every `PAYHOOK_<PROVIDER>_<ACCOUNT>_<SUFFIX>`.

@@ -29,6 +29,9 @@ public struct Configuration: Sendable {
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).
     public var processorBatchSize: Int = 100
+    /// Recurring charges: scheduler, dunning, charge jobs (`PAYHOOK_SCHEDULER_*`, `PAYHOOK_DUNNING_SCHEDULE`,
+    /// `PAYHOOK_CHARGE_*`).
+    public var subscriptions = SubscriptionSettings()
 
     /// `host:port` of a listener.
     public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {

@@ -376,6 +376,7 @@ struct CanonicalEventApplier: Sendable {
                 Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
                 .text((wins ? token.status : storedStatus).rawValue), Self.date(token.occurredAt), .bool(wins),
             ])
+            try await SubscriptionTokenLifecycle.tokenStatusChanged(tokenID: id, status: wins ? token.status : storedStatus, occurredAt: token.occurredAt, on: connection)
             return id
         }
         let inserted = try await connection.query(ProcessingSQL.insertToken, [

@@ -7,13 +7,13 @@ import PayhookProviders
 extension PayhookServer {
     /// The processor for the `processor` role, configured from the environment.
     static func makeProcessor(configuration: Configuration, databaseURL: String, pool: PostgresPool,
-                              logger: Logger, metrics: MetricsRegistry) -> InboundEventProcessor {
+                              clients: PaymentProviderClients, logger: Logger, metrics: MetricsRegistry) -> InboundEventProcessor {
         var settings = ProcessorSettings()
         settings.workers = configuration.processorWorkers
         settings.batchSize = configuration.processorBatchSize
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
-            pool: pool, conninfo: databaseURL, clients: providerClients(configuration: configuration, logger: logger),
+            pool: pool, conninfo: databaseURL, clients: clients,
             settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,
             fulfillment: configuration.fulfillment)
     }

@@ -9,10 +9,11 @@ extension PayhookServer {
     /// leases released (so another process picks them up at once, not after the lease).
     static let jobGracePeriod: Duration = .seconds(20)
 
-    /// The job worker of the `worker` role: fulfillment and merchant callbacks, each handler
-    /// wrapped so its runs are counted and timed by kind.
+    /// The job worker of the `worker` role: fulfillment, merchant callbacks and recurring
+    /// charges, each handler wrapped so its runs are counted and timed by kind. Concurrency is
+    /// `PAYHOOK_CHARGE_CONCURRENCY`: charges are the slow calls (provider round trips).
     static func makeWorker(configuration: Configuration, databaseURL: String, pool: PostgresPool,
-                           metrics: MetricsRegistry, logger: Logger) throws -> JobWorker {
+                           subscriptions: SubscriptionRuntime, metrics: MetricsRegistry, logger: Logger) throws -> JobWorker {
         let queue = JobQueue(pool: pool)
         let workerLogger = logger.with(["role": "worker"])
         let signer = try configuration.fulfillmentSecret.map { secret in try StandardWebhookSigner(secret: secret.value) }
@@ -27,11 +28,19 @@ extension PayhookServer {
                                                    defaultURL: configuration.fulfillmentURL,
                                                    timeout: configuration.fulfillment.callbackTimeout,
                                                    metrics: metrics, logger: workerLogger)),
+            subscriptions.chargeHandler,
         ]
         let jobMetrics = JobMetrics(registry: metrics)
         return try JobWorker(queue: queue, handlers: handlers.map(jobMetrics.instrument),
-                             configuration: JobWorker.Configuration(listenConninfo: databaseURL),
+                             configuration: JobWorker.Configuration(
+                                concurrency: subscriptions.settings.chargeConcurrency, listenConninfo: databaseURL),
                              logger: workerLogger)
+    }
+
+    /// Runs the scheduler until `stop`; returns at once when the role is off.
+    func runScheduler() async {
+        guard let scheduler else { return }
+        await scheduler.run()
     }
 
     /// Runs the worker until `stop`; returns at once when the role is off.

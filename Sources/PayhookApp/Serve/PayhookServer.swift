@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookHTTP
 import PayhookPostgres
+import PayhookProviders
 import PayhookQueue
 
 /// The running `payhook serve` process: listeners and background loops, owned in one place so
@@ -20,8 +21,11 @@ final class PayhookServer: Sendable {
     let roles: Set<String>
     /// Normalizes inbound events; `nil` unless the `processor` role is on.
     let processor: InboundEventProcessor?
-    /// Runs jobs (fulfillment, merchant callbacks); `nil` unless the `worker` role is on.
+    /// Runs jobs (fulfillment, merchant callbacks, recurring charges); `nil` unless the `worker`
+    /// role is on.
     let worker: JobWorker?
+    /// Turns due subscriptions into charge jobs; `nil` unless the `scheduler` role is on.
+    let scheduler: SubscriptionScheduler?
     /// Retention and the database-backed gauges; run in every role.
     let maintenance: BackgroundMaintenance
 
@@ -35,7 +39,9 @@ final class PayhookServer: Sendable {
         self.roles = roles
         let metrics = MetricsRegistry()
         self.metrics = metrics
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 8)
+        // Job handlers (up to PAYHOOK_CHARGE_CONCURRENCY in flight) hold a connection only per
+        // statement; a few more connections keep them from queueing behind ingress and processing.
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains("worker") ? 16 : 8)
         self.pool = pool
         let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
         self.migrator = migrator
@@ -43,13 +49,18 @@ final class PayhookServer: Sendable {
         self.writer = writer
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
+        let needsClients = !roles.isDisjoint(with: ["processor", "worker"])
+        let clients = needsClients ? Self.providerClients(configuration: configuration, logger: logger) : PaymentProviderClients([])
         self.processor = roles.contains("processor")
-            ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, logger: logger,
-                                 metrics: metrics)
+            ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, clients: clients,
+                                 logger: logger, metrics: metrics)
             : nil
+        let subscriptions = SubscriptionRuntime(configuration: configuration, pool: pool, queue: JobQueue(pool: pool),
+                                                clients: clients, metrics: metrics, logger: logger)
+        self.scheduler = roles.contains("scheduler") ? subscriptions.scheduler : nil
         self.worker = roles.contains("worker")
-            ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool, metrics: metrics,
-                                  logger: logger)
+            ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool,
+                                  subscriptions: subscriptions, metrics: metrics, logger: logger)
             : nil
 
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
@@ -105,6 +116,7 @@ final class PayhookServer: Sendable {
             }
             if deadLetters.handle(request, respond: respond) { return }
             if orders.handle(request, respond: respond) { return }
+            if SubscriptionAdminAPI(pool: pool).handle(request, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
@@ -149,6 +161,7 @@ final class PayhookServer: Sendable {
         async let recording: Void = rejections.run()
         async let processing: Void = runProcessor()
         async let working: Void = runWorker()
+        async let scheduling: Void = runScheduler()
         let maintenance = self.maintenance
         async let maintaining: Void = maintenance.run()
 
@@ -159,9 +172,10 @@ final class PayhookServer: Sendable {
         writer.stop()
         rejections.stop()
         processor?.stop()
+        scheduler?.stop()
         worker?.shutdown(gracePeriod: Self.jobGracePeriod)
         maintenance.stop()
-        _ = await (writing, recording, processing, working, maintaining)
+        _ = await (writing, recording, processing, working, scheduling, maintaining)
         if ingressOn { ingressServer.stop() }
         adminServer.stop()
         await pool.close()

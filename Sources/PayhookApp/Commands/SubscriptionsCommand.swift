@@ -1,0 +1,240 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+
+/// `payhook subscriptions create | list | show | cancel | pause | resume`: the operator's view of
+/// recurring charges. Every change goes through `SubscriptionOperations`, the same code the
+/// admin API runs, and is written to `audit_log` with the actor.
+enum SubscriptionsCommand {
+    static let usage = """
+        usage: payhook subscriptions <create|list|show|cancel|pause|resume> [options]
+
+          create --reference REF --amount MINOR_UNITS --currency CUR --every N --unit day|week|month
+                 (--token-provider P --token TOKEN | --vault-token-id ID)
+                 [--start-at ISO-TIME] [--end-at ISO-TIME] [--max-cycles N] [--actor NAME] [--json]
+                                    a subscription on a stored vault token; the first cycle is due
+                                    at --start-at (default now); amounts are minor units (1999 = 19.99)
+          list [--status S] [--provider P] [--limit N] [--json]
+                                    subscriptions, newest first (default at most 100)
+          show ID [--json]          one subscription and every charge attempt made for it
+          cancel ID [--note TEXT] [--actor NAME] [--json]
+                                    stop charging for good (attempts not yet sent are skipped)
+          pause ID | resume ID [--note TEXT] [--actor NAME] [--json]
+                                    stop charging until resumed; resuming charges from the next
+                                    cycle due at or after now
+
+        Changes are written to audit_log with the actor (--actor, else $USER).
+
+        """
+
+    /// Which command-line option feeds each body field, so a validation error names the option.
+    static let optionForField: [String: String] = [
+        "vault_token": "--token-provider/--token", "vault_token.provider": "--token-provider",
+        "vault_token.token": "--token", "vault_token_id": "--vault-token-id", "amount.value": "--amount",
+        "amount.currency": "--currency", "interval.every": "--every", "interval.unit": "--unit",
+        "start_at": "--start-at", "end_at": "--end-at", "reference": "--reference", "max_cycles": "--max-cycles",
+        "actor": "--actor",
+    ]
+
+    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+        var rest = arguments
+        guard let subcommand = rest.popFirst() else { return usageError("subscriptions needs a subcommand") }
+        switch subcommand {
+        case "create":
+            return await create(rest, environment: environment)
+        case "list":
+            guard let parsed = DeadLettersCommand.parse(rest, options: ["--status", "--provider", "--limit"], flags: ["--json"]) else { return 2 }
+            guard parsed.positionals.isEmpty else { return usageError("list takes no ids (use show ID)") }
+            var status: Subscription.Status?
+            if let text = parsed.values["--status"] {
+                guard let value = Subscription.Status(rawValue: text) else {
+                    return usageError("--status must be one of \(Subscription.Status.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                status = value
+            }
+            var limit = 100
+            if let text = parsed.values["--limit"] {
+                guard let value = Int(text), (1...10_000).contains(value) else { return usageError("--limit must be a number from 1 to 10000") }
+                limit = value
+            }
+            return await withOperations(environment) { operations in
+                let subscriptions = try await operations.list(status: status, provider: parsed.values["--provider"], limit: limit)
+                print(parsed.flags.contains("--json") ? JSONDocument.array(subscriptions.map(\.json)).rendered : table(subscriptions),
+                      terminator: parsed.flags.contains("--json") ? "\n" : "")
+                return 0
+            }
+        case "show":
+            guard let parsed = DeadLettersCommand.parse(rest, options: [], flags: ["--json"]) else { return 2 }
+            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
+                return usageError("show needs exactly one subscription id")
+            }
+            return await withOperations(environment) { operations in
+                let detail = try await operations.detail(id: id)
+                print(parsed.flags.contains("--json") ? detail.json.rendered : describe(detail),
+                      terminator: parsed.flags.contains("--json") ? "\n" : "")
+                return 0
+            }
+        case "cancel", "pause", "resume":
+            guard let parsed = DeadLettersCommand.parse(rest, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
+            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
+                return usageError("\(subcommand) needs exactly one subscription id")
+            }
+            guard let actor = actor(parsed, environment) else { return 2 }
+            let action = OperatorAction(actor: actor, note: parsed.values["--note"], context: [
+                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
+            ])
+            return await withOperations(environment) { operations in
+                let outcome = switch subcommand {
+                case "cancel": try await operations.cancel(id: id, by: action)
+                case "pause": try await operations.pause(id: id, by: action)
+                default: try await operations.resume(id: id, by: action)
+                }
+                if parsed.flags.contains("--json") {
+                    print(outcome.json.rendered)
+                } else if outcome.changed {
+                    print("subscription \(id) is \(outcome.subscription.status.rawValue)")
+                } else {
+                    print("subscription \(id) was already \(outcome.subscription.status.rawValue); nothing changed")
+                }
+                return 0
+            }
+        case "help", "--help", "-h":
+            print(usage, terminator: "")
+            return 0
+        default:
+            return usageError("unknown subscriptions subcommand: \(subcommand)")
+        }
+    }
+
+    private static func create(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+        let options: Set<String> = ["--reference", "--amount", "--currency", "--every", "--unit", "--token-provider", "--token",
+                                    "--vault-token-id", "--start-at", "--end-at", "--max-cycles", "--actor"]
+        guard let parsed = DeadLettersCommand.parse(arguments, options: options, flags: ["--json"]) else { return 2 }
+        guard parsed.positionals.isEmpty else { return usageError("create takes options only, e.g. --reference sub-42") }
+        let values = parsed.values
+        for required in ["--reference", "--amount", "--currency", "--every", "--unit"] where values[required] == nil {
+            return usageError("create needs \(required)")
+        }
+        // The flags become the admin API's body, so both validate with the same rules.
+        var body: [String: RequestJSON] = [
+            "reference": .string(values["--reference"] ?? ""),
+            "amount": .object(["value": integerOrText(values["--amount"]), "currency": .string(values["--currency"] ?? "")]),
+            "interval": .object(["every": integerOrText(values["--every"]), "unit": .string(values["--unit"] ?? "")]),
+        ]
+        switch (values["--vault-token-id"], values["--token-provider"], values["--token"]) {
+        case (let id?, nil, nil): body["vault_token_id"] = integerOrText(id)
+        case (nil, let provider?, let token?): body["vault_token"] = .object(["provider": .string(provider), "token": .string(token)])
+        default: return usageError("give --token-provider and --token, or --vault-token-id")
+        }
+        if let start = values["--start-at"] { body["start_at"] = .string(start) }
+        if let end = values["--end-at"] { body["end_at"] = .string(end) }
+        if let cycles = values["--max-cycles"] { body["max_cycles"] = integerOrText(cycles) }
+        let draft: NewSubscription
+        do {
+            draft = try NewSubscription.parse(body, now: Date())
+        } catch {
+            let option = error.field.flatMap { optionForField[$0] }
+            return usageError((option.map { "\($0): " } ?? "") + error.message)
+        }
+        guard let actor = actor(parsed, environment) else { return 2 }
+        let action = OperatorAction(actor: actor, context: [
+            .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
+        ])
+        return await withOperations(environment) { operations in
+            let subscription = try await operations.create(draft, by: action)
+            if parsed.flags.contains("--json") {
+                print(subscription.json.rendered)
+            } else {
+                print("created subscription \(subscription.id) (\(subscription.reference)): first charge due \(JSONDocument.format(subscription.nextChargeAt))")
+            }
+            return 0
+        }
+    }
+
+    private static func integerOrText(_ text: String?) -> RequestJSON {
+        guard let text else { return .null }
+        return Int64(text).map(RequestJSON.integer) ?? .string(text)
+    }
+
+    // MARK: output
+
+    static func table(_ subscriptions: [Subscription]) -> String {
+        guard !subscriptions.isEmpty else { return "no subscriptions match\n" }
+        let header = ["ID", "REFERENCE", "STATUS", "PROVIDER", "AMOUNT", "INTERVAL", "NEXT_CYCLE", "NEXT_CHARGE"]
+        let rows = subscriptions.map { subscription in
+            [String(subscription.id), subscription.reference, subscription.status.rawValue, subscription.tokenProvider,
+             "\(subscription.amountMinor) \(subscription.currency)", intervalText(subscription), String(subscription.cycle),
+             JSONDocument.format(subscription.nextChargeAt)]
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n\(subscriptions.count) subscription(s)\n"
+    }
+
+    static func describe(_ detail: SubscriptionOperations.Detail) -> String {
+        let subscription = detail.subscription
+        var out = "subscription \(subscription.id) \(subscription.reference) (\(subscription.status.rawValue))\n"
+        if let reason = subscription.statusReason { out += "  reason      \(reason)\n" }
+        out += "  token       \(subscription.tokenProvider) vault token \(subscription.vaultTokenID) (\(subscription.tokenStatus))\n"
+        out += "  amount      \(subscription.amountMinor) \(subscription.currency) (minor units)\n"
+        out += "  interval    \(intervalText(subscription)) from \(JSONDocument.format(subscription.startAt))\n"
+        out += "  next        cycle \(subscription.cycle) at \(JSONDocument.format(subscription.nextChargeAt))\n"
+        if let max = subscription.maxCycles { out += "  max cycles  \(max)\n" }
+        if let end = subscription.endAt { out += "  ends        \(JSONDocument.format(end))\n" }
+        out += "charges (\(detail.charges.count))\n"
+        for charge in detail.charges {
+            out += "  cycle \(charge.cycle) attempt \(charge.attempt)  \(charge.status)  key \(charge.idempotencyKey)"
+            if let payment = charge.providerPaymentID { out += "  payment \(payment)" }
+            if let code = charge.declineCode { out += "  decline \(code)" }
+            out += "  due \(JSONDocument.format(charge.scheduledAt))\n"
+        }
+        return out
+    }
+
+    private static func intervalText(_ subscription: Subscription) -> String {
+        guard let interval = subscription.interval else { return subscription.intervalJSON }
+        return "every \(interval.every) \(interval.unit.rawValue)\(interval.every == 1 ? "" : "s")"
+    }
+
+    // MARK: plumbing
+
+    static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
+        if let actor = parsed.values["--actor"] ?? environment["USER"], !actor.isEmpty { return actor }
+        _ = usageError("who is acting? pass --actor NAME (or set $USER); it goes into audit_log")
+        return nil
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
+        return 2
+    }
+
+    /// Opens a small pool from the environment, runs `body`, closes the pool. A refused
+    /// operation prints its message and exits 1 (2 when the input was invalid).
+    static func withOperations(
+        _ environment: [String: String], _ body: (SubscriptionOperations) async throws -> Int32
+    ) async -> Int32 {
+        let databaseURL: String
+        switch PayhookCLI.loadConfiguration(environment) {
+        case .success(let loaded): databaseURL = loaded.1
+        case .failure(let error): return PayhookCLI.fail(error.description)
+        }
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
+        let status: Int32
+        do {
+            status = try await body(SubscriptionOperations(pool: pool))
+        } catch {
+            let failure = SubscriptionError.wrapping(error)
+            let option = failure.field.flatMap { optionForField[$0] }
+            FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(failure.message)\n".utf8))
+            status = failure.code == .invalidArgument ? 2 : 1
+        }
+        await pool.close()
+        return status
+    }
+}

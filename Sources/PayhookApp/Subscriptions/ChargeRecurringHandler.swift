@@ -1,0 +1,400 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
+
+/// Runs `charge_recurring` jobs: one attempt to charge one subscription cycle through the
+/// provider client of the token's provider, then records what came of it.
+///
+/// The rules that keep money safe (DESIGN invariants 4 and 5):
+/// - The idempotency key is in the `charges` row before any call, and `attempted_at` is
+///   committed before the first call. Every retry of the job sends the same key, with the same
+///   request (reason and previous transaction reference are frozen on the row).
+/// - A charge already settled (`succeeded`, declined, `skipped`) is never sent again: a replayed
+///   job, or one whose worker crashed after the provider answered, finishes without a call.
+/// - An unknown outcome (`timeout`, `unavailable`, an answer that does not decode) marks the
+///   charge `unknown` and retries the job with the queue's backoff under the SAME key, looking
+///   the charge up first (`findCharge`) where the provider can. `unauthorized` is retried the
+///   same way, so a broken credential ends in a dead letter, never in a guess.
+/// - A new key is made only after a definite soft decline: the next dunning attempt
+///   (`attempt + 1`, `StoredCredential.Reason.resubmission`), due after
+///   `SubscriptionSettings.dunningSchedule`; when the schedule is exhausted the subscription
+///   becomes `past_due` and the merchant gets `subscription.past_due`.
+/// - A hard decline stops: `past_due` and `subscription.charge_failed`.
+/// - A success records the provider's payment (Adyen, PXP: `payments`; Mercado Pago: `orders`)
+///   so the confirming webhook updates that row instead of creating another, and links it to
+///   the charge. `charges_one_success_per_cycle` refuses a second success of a cycle; should the
+///   provider ever report one, the charge keeps the evidence and the job is dead-lettered.
+/// - `pending` waits: the job snoozes and the charge is reconciled from what a webhook stored,
+///   or by asking the provider, every `pendingRecheck`, at most `maxPendingChecks` times.
+///
+/// Threading: a `Sendable` value; the worker calls `run` concurrently for different jobs.
+struct ChargeRecurringHandler: JobHandler {
+    static let kind = SubscriptionScheduler.jobKind
+    static let metricName = "payhook_charges_total"
+
+    let pool: PostgresPool
+    /// Dunning attempts and merchant callbacks are enqueued on the outcome's transaction.
+    let queue: JobQueue
+    let clients: PaymentProviderClients
+    let settings: SubscriptionSettings
+    let metrics: MetricsRegistry?
+    let logger: Logger
+    let now: @Sendable () -> Date
+    /// Runs after the provider answered and before the answer is written: tests use it to
+    /// play a worker killed between the two.
+    let afterProviderCall: (@Sendable (String) async throws -> Void)?
+
+    init(pool: PostgresPool, queue: JobQueue, clients: PaymentProviderClients, settings: SubscriptionSettings,
+         metrics: MetricsRegistry?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+         afterProviderCall: (@Sendable (String) async throws -> Void)? = nil) {
+        self.pool = pool
+        self.queue = queue
+        self.clients = clients
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+        self.afterProviderCall = afterProviderCall
+        metrics?.describe(Self.metricName, type: "counter",
+                          help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success).")
+    }
+
+    /// One charge with its subscription and token, as `SubscriptionSQL.loadCharge` reads it.
+    struct Loaded: Sendable {
+        let charge: Charge
+        let subscriptionStatus: String
+        let subscriptionReference: String
+        let tokenProvider: String
+        let token: String
+        let shopperReference: String?
+        let customerID: String?
+        let tokenStatus: String
+
+        var provider: String { charge.provider ?? tokenProvider }
+
+        init(row: PostgresRow) throws(PostgresError) {
+            charge = try Charge(row: row)
+            subscriptionStatus = try row.decode("subscription_status")
+            subscriptionReference = try row.decode("subscription_reference")
+            tokenProvider = try row.decode("token_provider")
+            token = try row.decode("token")
+            shopperReference = try row.decode("shopper_reference")
+            customerID = try row.decode("customer_id")
+            tokenStatus = try row.decode("token_status")
+        }
+    }
+
+    func run(_ job: Job) async throws -> JobOutcome {
+        guard let payload = try? job.decodePayload(ChargeJobPayload.self) else {
+            return .discard(reason: "payload_invalid: charge_recurring needs an idempotency_key")
+        }
+        let key = payload.idempotencyKey
+        guard let row = try await pool.query(SubscriptionSQL.loadCharge, [.text(key)]).rows.first else {
+            return .discard(reason: "not_found: no charge with idempotency key \(key)")
+        }
+        let loaded = try Loaded(row: row)
+        let charge = loaded.charge
+        switch charge.status {
+        case "succeeded", "declined_soft", "declined_hard", "skipped":
+            // Settled earlier (a replay, or a crash after recording): never call again.
+            return .succeeded
+        default:
+            break
+        }
+        if charge.attemptedAt == nil, let why = Self.skipReason(loaded) {
+            if try await !pool.query(SubscriptionSQL.skipCharge, [.int(charge.id), .text(why)]).rows.isEmpty {
+                count(loaded.provider, "skipped")
+            }
+            return .succeeded
+        }
+        guard let providerID = ProviderID(rawValue: loaded.provider), let client = clients.client(for: providerID) else {
+            return .retry(error: "no API client configured for provider \(loaded.provider); set its PAYHOOK_\(loaded.provider.uppercased())_* API credentials")
+        }
+        if charge.status == "pending", charge.attemptedAt != nil, let paymentID = charge.providerPaymentID {
+            return try await recheckPending(loaded, providerPaymentID: paymentID, client: client)
+        }
+        return try await attempt(loaded, client: client)
+    }
+
+    /// Why an attempt never sent must not be sent now, or nil.
+    static func skipReason(_ loaded: Loaded) -> String? {
+        switch loaded.subscriptionStatus {
+        case "paused", "canceled", "past_due": return "skipped: subscription is \(loaded.subscriptionStatus)"
+        default: break
+        }
+        guard loaded.tokenStatus == "active" else { return "skipped: vault token is \(loaded.tokenStatus)" }
+        return nil
+    }
+
+    // MARK: Calling the provider
+
+    private func attempt(_ loaded: Loaded, client: any PaymentProviderClient) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let key = charge.idempotencyKey
+        let sentBefore = charge.attemptedAt != nil
+        // Committed before the call: from here on this key may have charged.
+        guard let marked = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id)]).rows.first else {
+            return .succeeded  // settled meanwhile by another run of this key
+        }
+        let previous: String? = try marked.decode("previous_transaction_reference")
+        let credential = StoredCredential(
+            token: loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
+            previousTransactionReference: previous, reason: charge.reason == "resubmission" ? .resubmission : .recurring)
+        let amount: Money
+        do {
+            amount = try Money(minorUnits: charge.amountMinor, currency: charge.currency)
+        } catch {
+            return .discard(reason: "invalid_amount: charge \(charge.id) has currency \(charge.currency)")
+        }
+        let result: ChargeResult
+        do {
+            var found: ChargeResult?
+            if sentBefore { found = try await client.findCharge(idempotencyKey: key) }
+            if let found {
+                result = found
+            } else {
+                result = try await client.charge(storedCredential: credential, amount: amount,
+                                                 reference: Self.reference(loaded), idempotencyKey: key)
+            }
+        } catch {
+            return try await recordFailure(error, loaded)
+        }
+        try await afterProviderCall?(key)
+        return try await record(result, loaded)
+    }
+
+    /// The merchant reference of a charge: the subscription's reference and the cycle, the same
+    /// on every attempt of the cycle (the idempotency key tells attempts apart).
+    static func reference(_ loaded: Loaded) -> String {
+        "\(loaded.subscriptionReference)-c\(loaded.charge.cycle)"
+    }
+
+    private func recordFailure(_ error: ProviderAPIError, _ loaded: Loaded) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let message = "\(loaded.provider) charge \(charge.idempotencyKey): \(error)"
+        switch error.kind {
+        case .timeout, .unavailable, .invalidResponse:
+            // The provider may have executed it: unknown until a retry with this key says.
+            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
+            count(loaded.provider, "unknown")
+            logger.warning("charge outcome unknown; retrying with the same idempotency key", [
+                "provider": .string(loaded.provider), "charge.id": .int(charge.id), "error.kind": .string(error.kind.rawValue),
+            ])
+            return .retry(error: "outcome unknown, retried with the same idempotency key: \(message)")
+        case .unauthorized, .notFound:
+            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            return .retry(error: message)
+        case .unsupported:
+            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            return .discard(reason: "unsupported: \(message)")
+        }
+    }
+
+    // MARK: Pending charges
+
+    private func recheckPending(_ loaded: Loaded, providerPaymentID: String,
+                                client: any PaymentProviderClient) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let checks = try await pool.query(SubscriptionSQL.countCheck, [.int(charge.id)]).rows.first?.decode("calls", as: Int.self) ?? 0
+        if let settled = try await reconcile(loaded, providerPaymentID: providerPaymentID, client: client) {
+            return try await record(settled, loaded)
+        }
+        guard checks <= settings.maxPendingChecks else {
+            return .discard(reason: "still_pending: \(loaded.provider) charge \(charge.idempotencyKey) (\(providerPaymentID)) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
+        }
+        return .snooze(settings.pendingRecheck)
+    }
+
+    /// A final answer for a pending charge, from what a webhook stored or from the provider; nil
+    /// while it is still pending (or nobody can tell).
+    private func reconcile(_ loaded: Loaded, providerPaymentID: String,
+                           client: any PaymentProviderClient) async throws -> ChargeResult? {
+        let stored = try await pool.query(SubscriptionSQL.storedProviderStatus, [.text(loaded.provider), .text(providerPaymentID)])
+            .rows.first?.decode("status", as: String?.self)
+        if let stored, let status = PaymentStatus(rawValue: stored), let outcome = Self.outcome(of: status) {
+            return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID, providerStatus: "webhook:\(stored)")
+        }
+        do {
+            if let found = try await client.findCharge(idempotencyKey: loaded.charge.idempotencyKey), found.outcome != .pending {
+                return found
+            }
+            let snapshot = try await client.fetchPayment(id: providerPaymentID)
+            if let status = snapshot.status, let outcome = Self.outcome(of: status) {
+                return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID,
+                                    providerStatus: snapshot.providerStatus ?? status.rawValue, declineCode: snapshot.statusDetail)
+            }
+        } catch {
+            // Unsupported look-ups (Adyen) and failures leave it to the webhook and the next check.
+        }
+        return nil
+    }
+
+    /// Final canonical statuses as charge outcomes. A decline reported this way carries no
+    /// classification, so it counts as soft: dunning retries, and a hard reason comes back hard.
+    static func outcome(of status: PaymentStatus) -> ChargeOutcome? {
+        switch status {
+        case .authorized, .captured, .partiallyRefunded, .refunded, .chargedBack: .succeeded
+        case .declined, .failed, .canceled, .expired: .declinedSoft
+        case .pending: nil
+        }
+    }
+
+    // MARK: Recording outcomes
+
+    private func record(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
+        switch result.outcome {
+        case .succeeded: return try await recordSuccess(result, loaded)
+        case .pending:
+            let charge = loaded.charge
+            try await pool.query(SubscriptionSQL.recordOpen, [
+                .int(charge.id), .text("pending"), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
+                .text(result.providerStatus),
+            ])
+            count(loaded.provider, "pending")
+            return .snooze(settings.pendingRecheck)
+        case .declinedSoft: return try await recordSoftDecline(result, loaded)
+        case .declinedHard: return try await recordHardDecline(result, loaded)
+        }
+    }
+
+    private func recordSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let provider = loaded.provider
+        let paymentID = result.providerPaymentID
+        do {
+            let recorded = try await pool.transaction { connection in
+                if let paymentID {
+                    let lock = provider == ProviderID.mercadopago.rawValue ? "order:\(provider):\(paymentID)" : "payment:\(provider):\(paymentID)"
+                    try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONDocument.array([.string(lock)]).rendered)])
+                }
+                guard try await !connection.query(SubscriptionSQL.recordSettled, [
+                    .int(charge.id), .text("succeeded"), paymentID.map(PostgresValue.text) ?? .null,
+                    .text(result.providerStatus), .null,
+                ]).rows.isEmpty else { return false }
+                guard let paymentID else { return true }
+                let status = Self.paymentStatus(result.providerStatus).rawValue
+                if provider == ProviderID.mercadopago.rawValue {
+                    let order = try await connection.query(SubscriptionSQL.upsertOrder, [
+                        .text(provider), .text(paymentID), .int(charge.amountMinor), .text(charge.currency), .text(status),
+                    ])
+                    if let id = try order.rows.first?.decode("id", as: Int64.self) {
+                        try await connection.query(SubscriptionSQL.linkOrder, [.int(charge.id), .int(id)])
+                    }
+                } else {
+                    let payment = try await connection.query(SubscriptionSQL.upsertPayment, [
+                        .text(provider), .text(paymentID), .text(Self.reference(loaded)), .int(charge.amountMinor),
+                        .text(charge.currency), .text(status),
+                    ])
+                    if let id = try payment.rows.first?.decode("id", as: Int64.self) {
+                        try await connection.query(SubscriptionSQL.linkPayment, [.int(charge.id), .int(id)])
+                    }
+                }
+                return true
+            }
+            if recorded { count(provider, "succeeded") }
+            return .succeeded
+        } catch let error as PostgresError where error.kind == .uniqueViolation && error.constraint == "charges_one_success_per_cycle" {
+            let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
+            try await pool.query(SubscriptionSQL.recordDuplicateSuccess, [
+                .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
+            ])
+            count(provider, "duplicate_success")
+            logger.error("second successful charge for one cycle", [
+                "provider": .string(provider), "subscription.id": .int(charge.subscriptionID), "charge.id": .int(charge.id),
+            ])
+            return .discard(reason: message)
+        }
+    }
+
+    private func recordSoftDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let schedule = settings.dunningSchedule
+        let maxAttempts = settings.chargeMaxAttempts
+        let queue = self.queue
+        let now = self.now()
+        let recorded = try await pool.transaction { connection in
+            guard try await !connection.query(SubscriptionSQL.recordSettled, [
+                .int(charge.id), .text("declined_soft"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+                .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
+            ]).rows.isEmpty else { return false }
+            // A subscription canceled or paused meanwhile is not chased.
+            guard loaded.subscriptionStatus == "active" || loaded.subscriptionStatus == "completed" else { return true }
+            if charge.attempt <= schedule.count {
+                let next = charge.attempt + 1
+                let key = Charge.idempotencyKey(subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
+                let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
+                try await connection.query(SubscriptionSQL.insertRetryAttempt, [
+                    .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
+                    .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
+                ])
+                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
+                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                    uniqueKey: key, runAt: due, maxAttempts: maxAttempts, on: connection)
+            } else {
+                let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
+                if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
+                    try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                        "subscription.past_due", webhookID: "subscription.past_due:\(charge.subscriptionID):c\(charge.cycle)",
+                        loaded, result, reason: reason, at: now), on: connection)
+                }
+            }
+            return true
+        }
+        if recorded { count(loaded.provider, "declined_soft") }
+        return .succeeded
+    }
+
+    private func recordHardDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let queue = self.queue
+        let now = self.now()
+        let recorded = try await pool.transaction { connection in
+            guard try await !connection.query(SubscriptionSQL.recordSettled, [
+                .int(charge.id), .text("declined_hard"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+                .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
+            ]).rows.isEmpty else { return false }
+            let reason = "hard decline of cycle \(charge.cycle) attempt \(charge.attempt): \(result.declineCode ?? result.providerStatus)"
+            if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
+                try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                    "subscription.charge_failed",
+                    webhookID: "subscription.charge_failed:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
+                    loaded, result, reason: reason, at: now), on: connection)
+            }
+            return true
+        }
+        if recorded { count(loaded.provider, "declined_hard") }
+        return .succeeded
+    }
+
+    static func callback(_ type: String, webhookID: String, _ loaded: Loaded, _ result: ChargeResult, reason: String,
+                         at date: Date) -> MerchantCallback {
+        let charge = loaded.charge
+        return MerchantCallback(
+            webhookID: webhookID, type: type,
+            data: .object([
+                .init("subscription_id", .int(charge.subscriptionID)), .init("reference", .string(loaded.subscriptionReference)),
+                .init("status", .string(Subscription.Status.pastDue.rawValue)), .init("reason", .string(reason)),
+                .init("cycle", .int(Int64(charge.cycle))), .init("attempt", .int(Int64(charge.attempt))),
+                .init("charge_id", .int(charge.id)), .init("provider", .string(loaded.provider)),
+                .init("provider_payment_id", .optional(result.providerPaymentID)),
+                .init("decline_code", .optional(result.declineCode)),
+                .init("amount", .object([.init("value", .int(charge.amountMinor)), .init("currency", .string(charge.currency))])),
+            ]),
+            orderID: nil, subscriptionID: charge.subscriptionID, url: nil, occurredAt: date)
+    }
+
+    /// The canonical status of a successful charge's payment, from the provider's word: a
+    /// capture where the provider says the money moved, an authorisation otherwise.
+    static func paymentStatus(_ providerStatus: String) -> PaymentStatus {
+        switch providerStatus.lowercased() {
+        case "captured", "processed", "approved", "accredited", "settled": .captured
+        default: .authorized
+        }
+    }
+
+    private func count(_ provider: String, _ outcome: String) {
+        metrics?.increment(Self.metricName, [("provider", provider), ("outcome", outcome)])
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import PayhookCore
+
+/// A validated `POST /v1/subscriptions` body (the CLI's `subscriptions create` builds the same).
+///
+/// ```json
+/// {"vault_token": {"provider": "adyen", "token": "<storedPaymentMethodId>"},
+///  "amount": {"value": 1999, "currency": "EUR"}, "interval": {"every": 1, "unit": "month"},
+///  "start_at": "2025-01-31T09:00:00Z", "reference": "sub-42", "max_cycles": null}
+/// ```
+/// `vault_token_id` may replace `vault_token`; `start_at` defaults to now (the first cycle is
+/// due at the start); `end_at` (optional) ends the schedule after the last cycle due at or
+/// before it; `actor` (optional) names who acts in `audit_log`.
+struct NewSubscription: Sendable, Equatable {
+    enum TokenReference: Sendable, Equatable {
+        case id(Int64)
+        case provider(ProviderID, token: String)
+    }
+
+    var token: TokenReference
+    var amount: Money
+    var interval: SubscriptionInterval
+    /// Whole seconds: due dates are computed from it, and operators read them.
+    var startAt: Date
+    var reference: String
+    var maxCycles: Int?
+    var endAt: Date?
+    var actor: String?
+
+    static let knownFields = ["vault_token", "vault_token_id", "amount", "interval", "start_at", "reference",
+                              "max_cycles", "end_at", "actor"]
+
+    /// Validates a body; every error names the field at fault.
+    /// - Parameter now: the default `start_at`.
+    static func parse(_ body: [UInt8], now: Date) throws(SubscriptionError) -> NewSubscription {
+        guard let object = RequestJSON.object(body) else {
+            throw .invalid("body", "the body must be a JSON object with vault_token, amount, interval and reference")
+        }
+        return try parse(object, now: now)
+    }
+
+    static func parse(_ object: [String: RequestJSON], now: Date) throws(SubscriptionError) -> NewSubscription {
+        for key in object.keys.sorted() where !knownFields.contains(key) {
+            throw .invalid(key, "unknown field \(key); known: \(knownFields.joined(separator: ", "))")
+        }
+        let token = try tokenReference(object)
+
+        guard case .object(let amount)? = object["amount"] else {
+            throw .invalid("amount", "amount must be an object such as {\"value\": 1999, \"currency\": \"EUR\"}")
+        }
+        for key in amount.keys.sorted() where key != "value" && key != "currency" {
+            throw .invalid("amount.\(key)", "unknown field amount.\(key); known: value, currency")
+        }
+        guard case .integer(let value)? = amount["value"], value > 0 else {
+            throw .invalid("amount.value", "amount.value must be an integer number of minor units above 0 (1999 is 19.99 EUR)")
+        }
+        guard case .string(let currencyText)? = amount["currency"], currencyText.utf8.count == 3,
+              currencyText.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }),
+              let money = try? Money(minorUnits: value, currency: currencyText)
+        else {
+            throw .invalid("amount.currency", "amount.currency must be an upper-case ISO 4217 code such as EUR")
+        }
+
+        guard case .object(let intervalObject)? = object["interval"] else {
+            throw .invalid("interval", "interval must be an object such as {\"every\": 1, \"unit\": \"month\"}")
+        }
+        for key in intervalObject.keys.sorted() where key != "every" && key != "unit" {
+            throw .invalid("interval.\(key)", "unknown field interval.\(key); known: every, unit")
+        }
+        guard case .string(let unitText)? = intervalObject["unit"], let unit = SubscriptionInterval.Unit(rawValue: unitText) else {
+            throw .invalid("interval.unit", "interval.unit must be day, week or month")
+        }
+        let maximum = SubscriptionInterval.maximumEvery[unit] ?? 1
+        guard case .integer(let every)? = intervalObject["every"], every >= 1, every <= maximum,
+              let interval = SubscriptionInterval(every: Int(every), unit: unit)
+        else {
+            throw .invalid("interval.every", "interval.every must be an integer from 1 to \(maximum) for unit \(unit.rawValue)")
+        }
+
+        let startAt: Date
+        switch object["start_at"] {
+        case nil, .null?: startAt = now
+        case .string(let text)?:
+            guard let date = parseTimestamp(text) else {
+                throw .invalid("start_at", "start_at must be an ISO 8601 time with an offset, e.g. 2025-01-31T09:00:00Z")
+            }
+            startAt = date
+        default:
+            throw .invalid("start_at", "start_at must be an ISO 8601 time with an offset, e.g. 2025-01-31T09:00:00Z")
+        }
+
+        guard case .string(let reference)? = object["reference"],
+              !reference.trimmingCharacters(in: .whitespaces).isEmpty, reference.count <= 200,
+              !reference.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        else {
+            throw .invalid("reference", "reference must be a non-empty string of at most 200 printable characters, unique per subscription")
+        }
+
+        var maxCycles: Int?
+        switch object["max_cycles"] {
+        case nil, .null?: break
+        case .integer(let count)? where count > 0 && count <= 1_000_000: maxCycles = Int(count)
+        default: throw .invalid("max_cycles", "max_cycles must be null or an integer from 1 to 1000000")
+        }
+
+        var endAt: Date?
+        switch object["end_at"] {
+        case nil, .null?: break
+        case .string(let text)?:
+            guard let date = parseTimestamp(text) else { throw .invalid("end_at", "end_at must be an ISO 8601 time with an offset") }
+            endAt = date
+        default: throw .invalid("end_at", "end_at must be null or an ISO 8601 time with an offset")
+        }
+        let start = Date(timeIntervalSince1970: startAt.timeIntervalSince1970.rounded(.down))
+        if let endAt, endAt < start { throw .invalid("end_at", "end_at must not be before start_at") }
+
+        var actor: String?
+        switch object["actor"] {
+        case nil, .null?: break
+        case .string(let text)? where !text.isEmpty && text.count <= 200: actor = text
+        default: throw .invalid("actor", "actor must be a non-empty string")
+        }
+
+        return NewSubscription(token: token, amount: money, interval: interval, startAt: start, reference: reference,
+                               maxCycles: maxCycles, endAt: endAt, actor: actor)
+    }
+
+    private static func tokenReference(_ object: [String: RequestJSON]) throws(SubscriptionError) -> TokenReference {
+        switch (object["vault_token"], object["vault_token_id"]) {
+        case (.some, .some):
+            throw .invalid("vault_token", "give vault_token or vault_token_id, not both")
+        case (nil, nil), (.null?, nil), (nil, .null?):
+            throw .invalid("vault_token", "vault_token ({\"provider\": \"adyen\", \"token\": \"…\"}) or vault_token_id is required")
+        case (nil, .integer(let id)?) where id > 0:
+            return .id(id)
+        case (nil, _):
+            throw .invalid("vault_token_id", "vault_token_id must be a positive integer")
+        case (.object(let token)?, nil):
+            for key in token.keys.sorted() where key != "provider" && key != "token" {
+                throw .invalid("vault_token.\(key)", "unknown field vault_token.\(key); known: provider, token")
+            }
+            guard case .string(let providerText)? = token["provider"], let provider = ProviderID(rawValue: providerText) else {
+                throw .invalid("vault_token.provider",
+                               "vault_token.provider must be one of \(ProviderID.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard case .string(let value)? = token["token"], !value.isEmpty, value.count <= 500 else {
+                throw .invalid("vault_token.token", "vault_token.token must be the provider's token, a non-empty string")
+            }
+            return .provider(provider, token: value)
+        case (_?, nil):
+            throw .invalid("vault_token", "vault_token must be an object such as {\"provider\": \"adyen\", \"token\": \"…\"}")
+        }
+    }
+
+    /// ISO 8601 with a zone (`Z` or an offset), with or without fractional seconds.
+    static func parseTimestamp(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle())
+    }
+}

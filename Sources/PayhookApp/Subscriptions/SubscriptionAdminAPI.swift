@@ -1,0 +1,141 @@
+import Foundation
+import PayhookHTTP
+import PayhookPostgres
+
+/// The admin listener's `/v1/subscriptions` routes: JSON over the same `SubscriptionOperations`
+/// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).
+///
+/// | route                                   | does                                           |
+/// |-----------------------------------------|------------------------------------------------|
+/// | `POST /v1/subscriptions`                | create (201 with the subscription and its `id`) |
+/// | `GET /v1/subscriptions`                 | list (`?status=`, `?provider=`, `?limit=`)      |
+/// | `GET /v1/subscriptions/{id}`            | one, with its charges                           |
+/// | `POST /v1/subscriptions/{id}/cancel`    | cancel; also `pause`, `resume`                  |
+///
+/// Errors are `{"code", "message", "field"}` like the dead-letter routes: 400 names the body
+/// field (dotted, `amount.value`) or query parameter at fault, 404 an unknown id or token, 409 a
+/// reference already used or an action the status forbids. Action bodies are optional:
+/// `{"note": "…", "actor": "…"}`.
+struct SubscriptionAdminAPI: Sendable {
+    let operations: SubscriptionOperations
+
+    init(operations: SubscriptionOperations) {
+        self.operations = operations
+    }
+
+    /// The routes over `pool`, as `PayhookServer` wires them.
+    init(pool: PostgresPool) {
+        self.init(operations: SubscriptionOperations(pool: pool))
+    }
+
+    static let prefix = "/v1/subscriptions"
+    static let actions: Set<String> = ["cancel", "pause", "resume"]
+
+    /// Answers `request` when its path is under `/v1/subscriptions`; returns false otherwise.
+    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        guard request.path == Self.prefix || request.path.hasPrefix(Self.prefix + "/") else { return false }
+        let segments = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let route = Array(segments.map(String.init))
+        let operations = self.operations
+        Task {
+            let response: HTTPResponse
+            do {
+                response = try await Self.route(request, route, operations)
+            } catch {
+                let failure = SubscriptionError.wrapping(error)
+                response = .json(failure.httpStatus, Array(failure.json.rendered.utf8))
+            }
+            respond(response)
+        }
+        return true
+    }
+
+    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: SubscriptionOperations) async throws -> HTTPResponse {
+        let context: [JSONDocument.Member] = [
+            .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
+        ]
+        switch (request.method, route.count) {
+        case ("POST", 0):
+            let draft = try NewSubscription.parse(request.body, now: operations.now())
+            let action = OperatorAction(actor: draft.actor ?? "admin-api", context: context)
+            let created = try await operations.create(draft, by: action)
+            return json(201, created.json)
+        case ("GET", 0):
+            let query = try listQuery(request.rawQuery)
+            let subscriptions = try await operations.list(status: query.status, provider: query.provider, limit: query.limit)
+            return json(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
+        case ("GET", 1):
+            return json(200, try await operations.detail(id: try id(route[0])).json)
+        case ("POST", 2) where actions.contains(route[1]):
+            let id = try id(route[0])
+            let body = try actionBody(request.body)
+            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
+            let outcome = switch route[1] {
+            case "cancel": try await operations.cancel(id: id, by: action)
+            case "pause": try await operations.pause(id: id, by: action)
+            default: try await operations.resume(id: id, by: action)
+            }
+            return json(200, outcome.json)
+        case (_, 0), (_, 1):
+            return failure(405, "method_not_allowed", "method \(request.method) is not allowed here")
+        case (_, 2) where actions.contains(route[1]):
+            return failure(405, "method_not_allowed", "method \(request.method) is not allowed here")
+        default:
+            return failure(404, "not_found", "no such admin route")
+        }
+    }
+
+    static func listQuery(_ query: String) throws(SubscriptionError) -> (status: Subscription.Status?, provider: String?, limit: Int) {
+        var result: (status: Subscription.Status?, provider: String?, limit: Int) = (nil, nil, 100)
+        for (name, value) in DeadLetterAdminAPI.parseQuery(query) {
+            switch name {
+            case "status":
+                guard let status = Subscription.Status(rawValue: value) else {
+                    throw .invalid("status", "status must be one of \(Subscription.Status.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                result.status = status
+            case "provider": result.provider = value
+            case "limit":
+                guard let limit = Int(value), (1...10_000).contains(limit) else {
+                    throw .invalid("limit", "limit must be a number from 1 to 10000")
+                }
+                result.limit = limit
+            default:
+                throw .invalid(name, "unknown query parameter \(name); known: status, provider, limit")
+            }
+        }
+        return result
+    }
+
+    private static func id(_ text: String) throws(SubscriptionError) -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw .invalid("id", "the subscription id must be a positive integer") }
+        return id
+    }
+
+    /// The optional body of cancel, pause and resume: `{"note": "…", "actor": "…"}`.
+    private static func actionBody(_ body: [UInt8]) throws(SubscriptionError) -> (note: String?, actor: String?) {
+        guard !RequestJSON.isBlank(body) else { return (nil, nil) }
+        guard let object = RequestJSON.object(body) else {
+            throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
+        }
+        for key in object.keys.sorted() where key != "note" && key != "actor" {
+            throw .invalid(key, "unknown field \(key); known: note, actor")
+        }
+        func text(_ key: String) throws(SubscriptionError) -> String? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let text)? where !text.isEmpty: return text
+            default: throw .invalid(key, "\(key) must be a non-empty string")
+            }
+        }
+        return (try text("note"), try text("actor"))
+    }
+
+    private static func json(_ status: Int, _ document: JSONDocument) -> HTTPResponse {
+        .json(status, Array(document.rendered.utf8))
+    }
+
+    private static func failure(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+        .json(status, Array(JSONDocument.object([.init("code", .string(code)), .init("message", .string(message))]).rendered.utf8))
+    }
+}

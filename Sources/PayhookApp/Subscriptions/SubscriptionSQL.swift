@@ -1,0 +1,243 @@
+/// Every statement of recurring charging (admin operations, scheduler, charge job, token
+/// lifecycle), named, in one place, so one test prepares them all against the migrated schema.
+enum SubscriptionSQL {
+    static let subscriptionColumns = """
+        s.id, s.reference, s.status, s.status_reason, s.vault_token_id, t.provider AS token_provider, t.token,
+        t.status AS token_status, s.amount_minor, s.currency, s.interval::text AS interval, s.start_at, s.cycle,
+        s.next_charge_at, s.max_cycles, s.end_at, s.created_at, s.updated_at, s.canceled_at
+        """
+
+    static let chargeColumns = """
+        c.id, c.subscription_id, c.cycle, c.attempt, c.idempotency_key, c.amount_minor, c.currency, c.status, c.reason,
+        c.decline_code, c.provider, c.provider_payment_id, c.provider_status, c.payment_id, c.order_id, c.scheduled_at,
+        c.attempted_at, c.settled_at, c.calls, c.last_error, c.created_at
+        """
+
+    // MARK: Admin operations
+
+    /// FOR SHARE: a token being disabled right now (the processor holds the row FOR UPDATE)
+    /// is waited for, so a subscription is never created on a token that a committed event
+    /// disabled, and the pause that event triggers sees every subscription created before it.
+    static let lockTokenByID = "SELECT id, provider, token, status FROM vault_tokens WHERE id = $1 FOR SHARE"
+    static let lockTokenByProviderToken = """
+        SELECT id, provider, token, status FROM vault_tokens WHERE provider = $1 AND token = $2
+        ORDER BY id LIMIT 1 FOR SHARE
+        """
+
+    /// $1 token, $2 reference, $3 amount, $4 currency, $5 interval jsonb, $6 start_at (also the
+    /// first due date), $7 max_cycles, $8 end_at. Nothing is returned when the reference is taken.
+    static let insertSubscription = """
+        INSERT INTO subscriptions (vault_token_id, reference, amount_minor, currency, interval, start_at, next_charge_at,
+                                   max_cycles, end_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
+        ON CONFLICT (reference) DO NOTHING
+        RETURNING id
+        """
+
+    static let selectSubscription = """
+        SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id WHERE s.id = $1
+        """
+
+    static let lockSubscription = """
+        SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
+        WHERE s.id = $1 FOR UPDATE OF s
+        """
+
+    /// $1 status or NULL, $2 provider or NULL, $3 limit. Newest first.
+    static let listSubscriptions = """
+        SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
+        WHERE ($1::text IS NULL OR s.status = $1) AND ($2::text IS NULL OR t.provider = $2)
+        ORDER BY s.id DESC LIMIT $3
+        """
+
+    static let selectCharges = """
+        SELECT \(chargeColumns) FROM charges c WHERE c.subscription_id = $1 ORDER BY c.cycle, c.attempt
+        """
+
+    /// $1 id, $2 status, $3 reason.
+    static let setStatus = """
+        UPDATE subscriptions
+        SET status = $2, status_reason = $3, updated_at = now(),
+            canceled_at = CASE WHEN $2 = 'canceled' THEN now() ELSE canceled_at END
+        WHERE id = $1
+        """
+
+    /// $1 id, $2 next cycle, $3 its due date.
+    static let resume = """
+        UPDATE subscriptions SET status = 'active', status_reason = NULL, cycle = $2, next_charge_at = $3, updated_at = now()
+        WHERE id = $1
+        """
+
+    // MARK: Scheduler
+
+    /// $1 now (the scheduler's clock), $2 batch size. Rows other schedulers hold are skipped.
+    static let claimDue = """
+        SELECT s.id, s.interval::text AS interval, s.start_at, s.next_charge_at, s.cycle, s.max_cycles, s.end_at,
+               s.amount_minor, s.currency, t.provider
+        FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
+        WHERE s.status = 'active' AND s.next_charge_at <= $1
+        ORDER BY s.next_charge_at, s.id
+        LIMIT $2
+        FOR UPDATE OF s SKIP LOCKED
+        """
+
+    /// $1 JSON array of first attempts. A key that exists already is skipped (it cannot, while
+    /// the subscription row is locked and advanced in the same transaction; this is the second
+    /// line of defence).
+    static let insertFirstAttempts = """
+        INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
+                             scheduled_at)
+        SELECT r.subscription_id, r.cycle, 1, r.idempotency_key, r.amount_minor, r.currency, 'recurring', r.provider,
+               r.scheduled_at
+        FROM jsonb_to_recordset($1::jsonb) AS r(subscription_id bigint, cycle int, idempotency_key text,
+                                                amount_minor bigint, currency text, provider text,
+                                                scheduled_at timestamptz)
+        ON CONFLICT DO NOTHING
+        """
+
+    /// $1 JSON array of {id, cycle, next_charge_at, status, status_reason}.
+    static let advanceSubscriptions = """
+        UPDATE subscriptions s
+        SET cycle = r.cycle, next_charge_at = r.next_charge_at, status = r.status,
+            status_reason = coalesce(r.status_reason, s.status_reason), updated_at = now()
+        FROM jsonb_to_recordset($1::jsonb) AS r(id bigint, cycle int, next_charge_at timestamptz, status text,
+                                                status_reason text)
+        WHERE s.id = r.id
+        """
+
+    // MARK: Charge job
+
+    /// Everything one attempt needs, by its idempotency key.
+    static let loadCharge = """
+        SELECT \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
+               s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
+               t.shopper_reference, t.customer_id, t.status AS token_status
+        FROM charges c JOIN subscriptions s ON s.id = c.subscription_id JOIN vault_tokens t ON t.id = s.vault_token_id
+        WHERE c.idempotency_key = $1
+        """
+
+    /// Committed before the provider is called. Freezes the previous transaction reference at the
+    /// first call so every retry of this key sends the same request.
+    static let markAttempted = """
+        UPDATE charges
+        SET attempted_at = coalesce(attempted_at, now()), calls = calls + 1, updated_at = now(),
+            previous_transaction_reference = CASE WHEN attempted_at IS NULL THEN (
+                SELECT p.provider_payment_id FROM charges p
+                WHERE p.subscription_id = charges.subscription_id AND p.status = 'succeeded'
+                ORDER BY p.cycle DESC LIMIT 1) ELSE previous_transaction_reference END
+        WHERE id = $1 AND status IN ('pending', 'unknown')
+        RETURNING previous_transaction_reference, calls
+        """
+
+    /// $1 id, $2 why. Only a charge never sent to the provider can be skipped.
+    static let skipCharge = """
+        UPDATE charges SET status = 'skipped', last_error = $2, settled_at = now(), updated_at = now()
+        WHERE id = $1 AND status = 'pending' AND attempted_at IS NULL
+        RETURNING id
+        """
+
+    /// $1 id, $2 status (`pending` or `unknown`), $3 error, $4 provider payment id or NULL,
+    /// $5 provider status or NULL.
+    static let recordOpen = """
+        UPDATE charges
+        SET status = $2, last_error = $3, provider_payment_id = coalesce($4, provider_payment_id),
+            provider_status = coalesce($5, provider_status), updated_at = now()
+        WHERE id = $1 AND status IN ('pending', 'unknown')
+        RETURNING id
+        """
+
+    /// $1 id, $2 final status, $3 provider payment id, $4 provider status, $5 decline code.
+    static let recordSettled = """
+        UPDATE charges
+        SET status = $2, provider_payment_id = coalesce($3, provider_payment_id), provider_status = $4,
+            decline_code = $5, last_error = NULL, settled_at = now(), updated_at = now()
+        WHERE id = $1 AND status IN ('pending', 'unknown')
+        RETURNING id
+        """
+
+    /// $1 id, $2 error, $3 provider payment id: a second success for one cycle (charges_one_success_per_cycle refused
+    /// it). The money was taken twice; the row keeps the evidence for the operator.
+    static let recordDuplicateSuccess = """
+        UPDATE charges
+        SET status = 'unknown', decline_code = 'duplicate_success', provider_payment_id = $3, last_error = $2,
+            updated_at = now()
+        WHERE id = $1
+        """
+
+    static let linkPayment = "UPDATE charges SET payment_id = $2, updated_at = now() WHERE id = $1"
+    static let linkOrder = "UPDATE charges SET order_id = $2, updated_at = now() WHERE id = $1"
+
+    /// Mercado Pago charges are orders: $1 provider, $2 order id, $3 amount, $4 currency,
+    /// $5 status. The merchant reference is left to the webhook (it is unique per provider, and
+    /// the processor owns the row once it exists).
+    static let upsertOrder = """
+        INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
+        VALUES ($1, '', $2, $3, $4, $5)
+        ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
+        SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
+            currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+        RETURNING id
+        """
+
+    /// What a webhook stored for the charge: the payment's status, else the order's.
+    static let storedProviderStatus = """
+        SELECT coalesce((SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2),
+                        (SELECT status FROM orders WHERE provider = $1 AND provider_order_id = $2)) AS status
+        """
+
+    /// $1 id: one more look-up of a pending charge.
+    static let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
+
+    /// $1 provider, $2 provider payment id, $3 merchant reference, $4 amount, $5 currency,
+    /// $6 status. A row a webhook created first keeps its status (it only moves forward, and
+    /// the processor owns it); missing amount and reference are filled in.
+    static let upsertPayment = """
+        INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
+        VALUES ($1, '', $2, $3, $4, $5, $6)
+        ON CONFLICT (provider, provider_payment_id) DO UPDATE
+        SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
+            amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
+            currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
+        RETURNING id
+        """
+
+    /// $1 subscription, $2 cycle, $3 attempt, $4 key, $5 amount, $6 currency, $7 provider, $8 due.
+    static let insertRetryAttempt = """
+        INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
+                             scheduled_at)
+        VALUES ($1, $2, $3, $4, $5, $6, 'resubmission', $7, $8)
+        ON CONFLICT DO NOTHING
+        """
+
+    /// $1 subscription, $2 reason. A canceled, paused or already past-due one is left alone.
+    static let markPastDue = """
+        UPDATE subscriptions SET status = 'past_due', status_reason = $2, updated_at = now()
+        WHERE id = $1 AND status IN ('active', 'completed')
+        RETURNING id
+        """
+
+    // MARK: Token lifecycle
+
+    /// $1 token id, $2 reason.
+    static let pauseForToken = """
+        UPDATE subscriptions SET status = 'paused', status_reason = $2, updated_at = now()
+        WHERE vault_token_id = $1 AND status = 'active'
+        RETURNING id, reference
+        """
+
+    /// Every statement by name, for the test that prepares them all.
+    static let all: [(name: String, sql: String)] = [
+        ("lock_token_by_id", lockTokenByID), ("lock_token_by_provider_token", lockTokenByProviderToken),
+        ("insert_subscription", insertSubscription), ("select_subscription", selectSubscription),
+        ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
+        ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("claim_due", claimDue),
+        ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
+        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("skip_charge", skipCharge),
+        ("record_open", recordOpen), ("record_settled", recordSettled),
+        ("record_duplicate_success", recordDuplicateSuccess), ("link_payment", linkPayment),
+        ("upsert_payment", upsertPayment), ("link_order", linkOrder), ("upsert_order", upsertOrder),
+        ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
+        ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
+        ("pause_for_token", pauseForToken),
+    ]
+}

@@ -1,0 +1,207 @@
+import Foundation
+import PayhookCore
+import PayhookEmulator
+import PayhookHTTP
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
+import Testing
+@testable import PayhookApp
+
+/// A migrated schema, the provider emulator with the real clients pointed at it, a job queue,
+/// and a hand-moved clock: what the recurring-charge suites share.
+struct SubscriptionHarness: Sendable {
+    let database: TestDatabase
+    let pool: PostgresPool
+    let clock: TestClock
+    let emulator: ProviderEmulator
+    let clients: PaymentProviderClients
+    let queue: JobQueue
+    let metrics = MetricsRegistry()
+    var settings = SubscriptionSettings()
+
+    /// A fixed start ahead of the real clock, so every job the queue makes due "now" (database
+    /// time) is also due on the test clock.
+    static let epoch = Date(timeIntervalSince1970: 1_893_492_000)  // 2030-01-01T10:00:00Z
+
+    static func make(_ label: String, clientTimeout: Duration = .seconds(10), emulator: Bool = true) async throws -> SubscriptionHarness {
+        let database = try await TestDatabase.migrated(label)
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 8, acquireTimeout: .seconds(60))
+        let emulatorInstance = try ProviderEmulator()
+        if emulator { try emulatorInstance.start() }
+        let credentials = emulatorInstance.configuration
+        let http = URLSessionHTTPClient(maxConcurrent: 32)
+        let clients = PaymentProviderClients([
+            MercadoPagoAPIClient(baseURL: emulatorInstance.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
+                                 http: http, timeout: clientTimeout),
+            AdyenAPIClient(baseURL: emulatorInstance.baseURL(for: .adyen), apiKey: credentials.adyenAPIKey,
+                           merchantAccount: credentials.adyenMerchantAccount, http: http, timeout: clientTimeout),
+            PXPAPIClient(baseURL: emulatorInstance.baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
+                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
+                         http: http, timeout: clientTimeout),
+        ])
+        // Backoff pinned to its minimum so "retry later" is a second, not a guess.
+        let queue = JobQueue(pool: pool, retryPolicy: RetryPolicy(base: .milliseconds(100), maximum: .seconds(1), jitter: 0),
+                             unitRandom: { 1 })
+        return SubscriptionHarness(database: database, pool: pool, clock: TestClock(epoch), emulator: emulatorInstance,
+                                   clients: clients, queue: queue)
+    }
+
+    func stop() { emulator.stop() }
+
+    // MARK: Seeding
+
+    /// An active (or other status) vault token with the companion fields every provider needs.
+    @discardableResult
+    func seedToken(_ provider: ProviderID, token: String? = nil, status: String = "active") async throws -> Int64 {
+        let rows = try await pool.query("""
+            INSERT INTO vault_tokens (provider, token, shopper_reference, customer_id, brand, last4, status)
+            VALUES ($1, $2, 'shopper-7781', 'customer-1234', 'visa', '1111', $3) RETURNING id
+            """, [.text(provider.rawValue), .text(token ?? "tok-\(provider.rawValue)-\(UUID().uuidString.prefix(8))"), .text(status)])
+        return try #require(try rows.rows.first?.decode("id", as: Int64.self))
+    }
+
+    var operations: SubscriptionOperations {
+        let clock = self.clock
+        return SubscriptionOperations(pool: pool, now: { clock.now })
+    }
+
+    /// A subscription created as the admin API would, starting at the clock's now.
+    @discardableResult
+    func subscribe(token: Int64, amount: Int64 = 1999, currency: String = "EUR", every: Int = 1,
+                   unit: SubscriptionInterval.Unit = .month, start: Date? = nil, maxCycles: Int? = nil,
+                   reference: String? = nil) async throws -> Int64 {
+        let draft = NewSubscription(
+            token: .id(token), amount: try Money(minorUnits: amount, currency: currency),
+            interval: try #require(SubscriptionInterval(every: every, unit: unit)), startAt: start ?? clock.now,
+            reference: reference ?? "sub-\(UUID().uuidString.prefix(12))", maxCycles: maxCycles, endAt: nil, actor: nil)
+        return try await operations.create(draft, by: OperatorAction(actor: "test")).id
+    }
+
+    // MARK: Running
+
+    func scheduler(catchUp: SubscriptionSettings.CatchUp = .all, batchSize: Int? = nil) -> SubscriptionScheduler {
+        var settings = self.settings
+        settings.catchUp = catchUp
+        if let batchSize { settings.schedulerBatchSize = batchSize }
+        let clock = self.clock
+        return SubscriptionScheduler(pool: pool, queue: queue, settings: settings, logger: .silent, metrics: metrics,
+                                     now: { clock.now })
+    }
+
+    func handler(afterProviderCall: (@Sendable (String) async throws -> Void)? = nil) -> ChargeRecurringHandler {
+        let clock = self.clock
+        return ChargeRecurringHandler(pool: pool, queue: queue, clients: clients, settings: settings, metrics: metrics,
+                                      logger: .silent, now: { clock.now }, afterProviderCall: afterProviderCall)
+    }
+
+    /// Jobs whose `run_at` has passed on the test clock become due for the database too (the
+    /// queue compares `run_at` with the database's clock, which the test clock ran ahead of).
+    func releaseDueJobs() async throws {
+        try await pool.query("""
+            UPDATE jobs SET run_at = now() - interval '1 second'
+            WHERE kind = 'charge_recurring' AND state IN ('available', 'retryable') AND run_at <= $1
+            """, [.timestamptz(clock.now)])
+    }
+
+    /// Claims and runs due charge jobs one round after another, as a worker would, until none is
+    /// due; each round first releases jobs due on the test clock. Bounded, so a job that never
+    /// settles fails the test instead of hanging it.
+    @discardableResult
+    func runChargeJobs(_ handler: ChargeRecurringHandler, rounds: Int = 40) async throws -> [JobOutcome] {
+        var outcomes: [JobOutcome] = []
+        for _ in 0..<rounds {
+            try await releaseDueJobs()
+            let jobs = try await queue.claim(limit: 50, kinds: [ChargeRecurringHandler.kind], worker: "test-worker", lease: .seconds(300))
+            if jobs.isEmpty { return outcomes }
+            for job in jobs {
+                let outcome: JobOutcome
+                do {
+                    outcome = try await handler.run(job)
+                } catch {
+                    outcome = .retry(error: String(describing: error))
+                }
+                outcomes.append(outcome)
+                try await queue.record(outcome, for: job)
+            }
+        }
+        return outcomes
+    }
+
+    // MARK: Reading
+
+    func int(_ sql: String, _ binds: [PostgresValue] = []) async throws -> Int64 {
+        try #require(try await pool.query(sql, binds).rows.first?.decode("n", as: Int64.self))
+    }
+
+    func text(_ sql: String, _ binds: [PostgresValue] = []) async throws -> String? {
+        try await pool.query(sql, binds).rows.first?.decode("v", as: String?.self)
+    }
+
+    func charges(_ subscription: Int64) async throws -> [Charge] {
+        try await operations.detail(id: subscription).charges
+    }
+
+    func subscription(_ id: Int64) async throws -> Subscription {
+        try await operations.detail(id: id).subscription
+    }
+
+    /// `cycle/attempt:status` of every charge, oldest first.
+    func chargeSummary(_ subscription: Int64) async throws -> [String] {
+        try await charges(subscription).map { "\($0.cycle)/\($0.attempt):\($0.status)" }
+    }
+}
+
+/// Per-provider emulator controls and decline codes, so one test body serves all three.
+extension ProviderEmulator {
+    func script(_ provider: ProviderID, _ results: [EmulatedChargeResult]) {
+        switch provider {
+        case .mercadopago: mercadoPago.scriptCharges(results)
+        case .adyen: adyen.scriptCharges(results)
+        case .pxp: pxp.scriptCharges(results)
+        }
+    }
+
+    func failCharges(_ provider: ProviderID, next count: Int = 1, with fault: EmulatorFault) {
+        switch provider {
+        case .mercadopago: mercadoPago.fail(next: count, with: fault, on: .createOrder)
+        case .adyen: adyen.fail(next: count, with: fault, on: .payments)
+        case .pxp: pxp.fail(next: count, with: fault, on: .createTransaction)
+        }
+    }
+
+    func executed(_ provider: ProviderID) -> [ExecutedCharge] {
+        switch provider {
+        case .mercadopago: mercadoPago.allExecutedCharges
+        case .adyen: adyen.allExecutedCharges
+        case .pxp: pxp.allExecutedCharges
+        }
+    }
+
+    /// Executed charges per idempotency key.
+    func executedByKey(_ provider: ProviderID) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for charge in executed(provider) { counts[charge.idempotencyKey ?? "-", default: 0] += 1 }
+        return counts
+    }
+}
+
+extension ProviderID {
+    /// A decline code the provider's classification table calls soft.
+    var softDeclineCode: String {
+        switch self {
+        case .mercadopago: "insufficient_amount"
+        case .adyen: "12"
+        case .pxp: "CRD105"
+        }
+    }
+
+    /// A decline code the provider's classification table calls hard.
+    var hardDeclineCode: String {
+        switch self {
+        case .mercadopago: "card_disabled"
+        case .adyen: "6"
+        case .pxp: "CRD201"
+        }
+    }
+}
