@@ -23,7 +23,8 @@ extension PayhookServer {
     /// "no API client configured" error, so they reach the dead letters (replayable), never a guess.
     static func providerClients(configuration: Configuration, logger: Logger) -> PaymentProviderClients {
         let api = configuration.providerAPIs
-        let http = URLSessionHTTPClient(maxConcurrent: 64)
+        // Enough slots for every charge the worker keeps in flight plus processor fetches.
+        let http = URLSessionHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32))
         var clients: [any PaymentProviderClient] = []
         if let token = api.mercadoPagoAccessToken, let url = URL(string: api.mercadoPagoBaseURL) {
             clients.append(MercadoPagoAPIClient(baseURL: url, accessToken: token.value, http: http))
