@@ -263,39 +263,11 @@ struct ChargeRecurringHandler: JobHandler {
         let charge = loaded.charge
         let provider = loaded.provider
         let paymentID = result.providerPaymentID
+        let recorded: Bool
         do {
-            let recorded = try await pool.transaction { connection in
-                if let paymentID {
-                    let lock = provider == ProviderID.mercadopago.rawValue ? "order:\(provider):\(paymentID)" : "payment:\(provider):\(paymentID)"
-                    try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONDocument.array([.string(lock)]).rendered)])
-                }
-                guard try await !connection.query(SubscriptionSQL.recordSettled, [
-                    .int(charge.id), .text("succeeded"), paymentID.map(PostgresValue.text) ?? .null,
-                    .text(result.providerStatus), .null,
-                ]).rows.isEmpty else { return false }
-                guard let paymentID else { return true }
-                let status = Self.paymentStatus(result.providerStatus).rawValue
-                if provider == ProviderID.mercadopago.rawValue {
-                    let order = try await connection.query(SubscriptionSQL.upsertOrder, [
-                        .text(provider), .text(paymentID), .int(charge.amountMinor), .text(charge.currency), .text(status),
-                    ])
-                    if let id = try order.rows.first?.decode("id", as: Int64.self) {
-                        try await connection.query(SubscriptionSQL.linkOrder, [.int(charge.id), .int(id)])
-                    }
-                } else {
-                    let payment = try await connection.query(SubscriptionSQL.upsertPayment, [
-                        .text(provider), .text(paymentID), .text(Self.reference(loaded)), .int(charge.amountMinor),
-                        .text(charge.currency), .text(status),
-                    ])
-                    if let id = try payment.rows.first?.decode("id", as: Int64.self) {
-                        try await connection.query(SubscriptionSQL.linkPayment, [.int(charge.id), .int(id)])
-                    }
-                }
-                return true
-            }
-            if recorded { count(provider, "succeeded") }
-            return .succeeded
-        } catch let error as PostgresError where error.kind == .uniqueViolation && error.constraint == "charges_one_success_per_cycle" {
+            recorded = try await settleSuccess(result, loaded)
+        } catch {
+            guard error.kind == .uniqueViolation, error.constraint == "charges_one_success_per_cycle" else { throw error }
             let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
             try await pool.query(SubscriptionSQL.recordDuplicateSuccess, [
                 .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
@@ -306,6 +278,32 @@ struct ChargeRecurringHandler: JobHandler {
             ])
             return .discard(reason: message)
         }
+        if recorded { count(provider, "succeeded") }
+        return .succeeded
+    }
+
+    /// Settles a successful charge in one statement: under the processor's lock of the payment
+    /// (or order), upsert the row the later webhook will update, then mark the charge and link
+    /// it. False when the charge was settled already.
+    private func settleSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws(PostgresError) -> Bool {
+        let charge = loaded.charge
+        let provider = loaded.provider
+        guard let paymentID = result.providerPaymentID else {
+            return try await !pool.query(SubscriptionSQL.recordSettled, [
+                .int(charge.id), .text("succeeded"), .null, .text(result.providerStatus), .null,
+            ]).rows.isEmpty
+        }
+        let status = Self.paymentStatus(result.providerStatus).rawValue
+        if provider == ProviderID.mercadopago.rawValue {
+            return try await !pool.query(SubscriptionSQL.settleSuccessWithOrder, [
+                .int(charge.id), .text(provider), .text(paymentID), .text(result.providerStatus), .text(status),
+                .text("order:\(provider):\(paymentID)"),
+            ]).rows.isEmpty
+        }
+        return try await !pool.query(SubscriptionSQL.settleSuccessWithPayment, [
+            .int(charge.id), .text(provider), .text(paymentID), .text(Self.reference(loaded)),
+            .text(result.providerStatus), .text(status), .text("payment:\(provider):\(paymentID)"),
+        ]).rows.isEmpty
     }
 
     private func recordSoftDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {

@@ -164,21 +164,56 @@ enum SubscriptionSQL {
         WHERE id = $1
         """
 
-    static let linkPayment = "UPDATE charges SET payment_id = $2, updated_at = now() WHERE id = $1"
-    static let linkOrder = "UPDATE charges SET order_id = $2, updated_at = now() WHERE id = $1"
-
-    /// Mercado Pago charges are orders: $1 provider, $2 order id, $3 amount, $4 currency,
-    /// $5 status. The merchant reference is left to the webhook (it is unique per provider, and
-    /// the processor owns the row once it exists).
-    static let upsertOrder = """
-        INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
-        VALUES ($1, '', $2, $3, $4, $5)
-        ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
-        SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
-            currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+    /// A successful charge in one statement (one round trip, one commit): under the processor's
+    /// advisory lock of the payment (`$7`, the key `ProcessingSQL.lockKeys` hashes), upsert the
+    /// `payments` row the later webhook will update, then settle the charge linked to it. No row
+    /// comes back when the charge was settled already. $1 charge id, $2 provider, $3 provider
+    /// payment id, $4 merchant reference, $5 provider status, $6 canonical payment status.
+    static let settleSuccessWithPayment = """
+        WITH locked AS (SELECT pg_advisory_xact_lock(1886677611, hashtext($7)) AS ok),
+        target AS (
+            SELECT id, amount_minor, currency FROM charges
+            WHERE id = $1 AND status IN ('pending', 'unknown') AND (SELECT true FROM locked WHERE ok IS NOT NULL)
+            FOR UPDATE
+        ), payment AS (
+            INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
+            SELECT $2, '', $3, $4, amount_minor, currency, $6 FROM target
+            ON CONFLICT (provider, provider_payment_id) DO UPDATE
+            SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
+                amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
+                currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
+            RETURNING id
+        )
+        UPDATE charges
+        SET status = 'succeeded', provider_payment_id = $3, provider_status = $5, decline_code = NULL, last_error = NULL,
+            payment_id = (SELECT id FROM payment), settled_at = now(), updated_at = now()
+        WHERE id IN (SELECT id FROM target)
         RETURNING id
         """
 
+    /// The same for Mercado Pago, whose charges are orders (the merchant reference is left to
+    /// the webhook): $1 charge id, $2 provider, $3 order id, $4 provider status, $5 canonical
+    /// status, $6 the order's lock key.
+    static let settleSuccessWithOrder = """
+        WITH locked AS (SELECT pg_advisory_xact_lock(1886677611, hashtext($6)) AS ok),
+        target AS (
+            SELECT id, amount_minor, currency FROM charges
+            WHERE id = $1 AND status IN ('pending', 'unknown') AND (SELECT true FROM locked WHERE ok IS NOT NULL)
+            FOR UPDATE
+        ), placed AS (
+            INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
+            SELECT $2, '', $3, amount_minor, currency, $5 FROM target
+            ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
+            SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
+                currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+            RETURNING id
+        )
+        UPDATE charges
+        SET status = 'succeeded', provider_payment_id = $3, provider_status = $4, decline_code = NULL, last_error = NULL,
+            order_id = (SELECT id FROM placed), settled_at = now(), updated_at = now()
+        WHERE id IN (SELECT id FROM target)
+        RETURNING id
+        """
     /// What a webhook stored for the charge: the payment's status, else the order's.
     static let storedProviderStatus = """
         SELECT coalesce((SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2),
@@ -187,19 +222,6 @@ enum SubscriptionSQL {
 
     /// $1 id: one more look-up of a pending charge.
     static let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
-
-    /// $1 provider, $2 provider payment id, $3 merchant reference, $4 amount, $5 currency,
-    /// $6 status. A row a webhook created first keeps its status (it only moves forward, and
-    /// the processor owns it); missing amount and reference are filled in.
-    static let upsertPayment = """
-        INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
-        VALUES ($1, '', $2, $3, $4, $5, $6)
-        ON CONFLICT (provider, provider_payment_id) DO UPDATE
-        SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
-            amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
-            currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
-        RETURNING id
-        """
 
     /// $1 subscription, $2 cycle, $3 attempt, $4 key, $5 amount, $6 currency, $7 provider, $8 due.
     static let insertRetryAttempt = """
@@ -234,8 +256,8 @@ enum SubscriptionSQL {
         ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
         ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("skip_charge", skipCharge),
         ("record_open", recordOpen), ("record_settled", recordSettled),
-        ("record_duplicate_success", recordDuplicateSuccess), ("link_payment", linkPayment),
-        ("upsert_payment", upsertPayment), ("link_order", linkOrder), ("upsert_order", upsertOrder),
+        ("record_duplicate_success", recordDuplicateSuccess),
+        ("settle_success_with_payment", settleSuccessWithPayment), ("settle_success_with_order", settleSuccessWithOrder),
         ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
         ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
         ("pause_for_token", pauseForToken),
