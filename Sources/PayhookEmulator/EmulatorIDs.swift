@@ -13,8 +13,7 @@ enum EmulatorIDs {
     static func uuid() -> String { UUID().uuidString.lowercased() }
 
     static func timestamp(_ date: Date = Date()) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        // A format style, not a new ISO8601DateFormatter per call (ICU setup on every charge).
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }
