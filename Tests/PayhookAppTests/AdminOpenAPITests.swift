@@ -31,6 +31,12 @@ struct AdminOpenAPITests {
             let inbound = try await ingress.database.seedDeadInbound()
             let job = try await ingress.database.seedDeadJob()
             let registration = FulfillmentTests.registration("order-openapi")
+            _ = try await ingress.database.query(
+                "INSERT INTO vault_tokens (provider, token, shopper_reference) VALUES ('adyen', 'tok-openapi', 'shopper-openapi')")
+            func subscription(_ reference: String, token: String = "tok-openapi") -> String {
+                #"{"vault_token": {"provider": "adyen", "token": "\#(token)"}, "amount": {"value": 1999, "currency": "EUR"}, "#
+                    + #""interval": {"every": 1, "unit": "month"}, "reference": "\#(reference)", "max_cycles": null}"#
+            }
             var calls: [Call] = [
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
@@ -48,6 +54,19 @@ struct AdminOpenAPITests {
                 Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard"),
                 Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard",
                      body: #"{"note": "refunded by hand"}"#),
+                Call(method: "POST", template: "/v1/subscriptions", path: "/v1/subscriptions", body: subscription("sub-openapi-1")),
+                Call(method: "POST", template: "/v1/subscriptions", path: "/v1/subscriptions", body: subscription("sub-openapi-2")),
+                Call(method: "POST", template: "/v1/subscriptions", path: "/v1/subscriptions", body: subscription("sub-openapi-1")),
+                Call(method: "POST", template: "/v1/subscriptions", path: "/v1/subscriptions", body: subscription("sub-x", token: "nope")),
+                Call(method: "POST", template: "/v1/subscriptions", path: "/v1/subscriptions", body: #"{"reference": "x"}"#),
+                Call(method: "GET", template: "/v1/subscriptions", path: "/v1/subscriptions"),
+                Call(method: "GET", template: "/v1/subscriptions", path: "/v1/subscriptions?status=sleeping"),
+                Call(method: "GET", template: "/v1/subscriptions/{id}", path: "/v1/subscriptions/1"),
+                Call(method: "GET", template: "/v1/subscriptions/{id}", path: "/v1/subscriptions/999999"),
+                Call(method: "POST", template: "/v1/subscriptions/{id}/pause", path: "/v1/subscriptions/2/pause"),
+                Call(method: "POST", template: "/v1/subscriptions/{id}/resume", path: "/v1/subscriptions/2/resume"),
+                Call(method: "POST", template: "/v1/subscriptions/{id}/cancel", path: "/v1/subscriptions/1/cancel", body: #"{"note": "customer left"}"#),
+                Call(method: "POST", template: "/v1/subscriptions/{id}/resume", path: "/v1/subscriptions/1/resume"),
                 Call(method: "GET", template: "/metrics", path: "/metrics"),
                 Call(method: "GET", template: "/healthz", path: "/healthz"),
                 Call(method: "GET", template: "/readyz", path: "/readyz"),
@@ -78,6 +97,8 @@ struct AdminOpenAPITests {
             }
             #expect(exercised == documented, "documented but not exercised: \(documented.subtracting(exercised).sorted())")
             #expect(statuses["POST /v1/orders"] == [200, 201, 400, 401, 409])
+            #expect(statuses["POST /v1/subscriptions"] == [201, 400, 404, 409])
+            #expect(statuses["POST /v1/subscriptions/{id}/resume"] == [200, 409])
         }
     }
 
