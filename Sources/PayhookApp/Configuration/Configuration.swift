@@ -32,6 +32,9 @@ public struct Configuration: Sendable {
     /// Recurring charges: scheduler, dunning, charge jobs (`PAYHOOK_SCHEDULER_*`, `PAYHOOK_DUNNING_SCHEDULE`,
     /// `PAYHOOK_CHARGE_*`).
     public var subscriptions = SubscriptionSettings()
+    /// How long a worker's claim on a job lasts without a heartbeat (`PAYHOOK_JOB_LEASE_SECONDS`):
+    /// after a crash, the rescuer hands the job to another worker this long after the last one.
+    public var jobLease: Duration = .seconds(60)
 
     /// `host:port` of a listener.
     public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {

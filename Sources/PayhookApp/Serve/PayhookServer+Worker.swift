@@ -33,7 +33,9 @@ extension PayhookServer {
         let jobMetrics = JobMetrics(registry: metrics)
         return try JobWorker(queue: queue, handlers: handlers.map(jobMetrics.instrument),
                              configuration: JobWorker.Configuration(
-                                concurrency: subscriptions.settings.chargeConcurrency, listenConninfo: databaseURL),
+                                concurrency: subscriptions.settings.chargeConcurrency, lease: configuration.jobLease,
+                                listenConninfo: databaseURL,
+                                rescueInterval: min(.seconds(30), configuration.jobLease / 2)),
                              logger: workerLogger)
     }
 
