@@ -190,3 +190,27 @@ struct PrometheusFormatTests {
         #expect(text.value("payhook_ingest_duration_seconds_count", ["provider": "adyen"]) == 1)
     }
 }
+
+/// ops/alerts/payhook-rules.yml against a server running every role: an alert on a metric
+/// payhook does not export would never fire.
+@Suite("Alert rules name exported metrics")
+struct AlertRulesTests {
+    @Test("every payhook_* metric in the alert rules is described by a server running every role")
+    func alertMetricsExist() async throws {
+        let rulesURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../ops/alerts/payhook-rules.yml").standardized
+        let rules = try String(contentsOf: rulesURL, encoding: .utf8)
+        var named = Set<String>()
+        for match in rules.matches(of: /payhook_[a-z_]+/) {
+            var name = String(match.output)
+            for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) { name = String(name.dropLast(suffix.count)) }
+            named.insert(name)
+        }
+        #expect(named.count >= 10)
+        let database = try await TestDatabase.migrated("alert_rules")
+        let configuration = try Configuration.parse(environment: TestSecrets.environment) { _ in throw CocoaError(.fileNoSuchFile) }
+        let server = try PayhookServer(configuration: configuration, databaseURL: database.url, logger: .silent)
+        let described = server.metrics.describedNames
+        #expect(named.subtracting(described).isEmpty, "alert rules name metrics payhook does not describe: \(named.subtracting(described).sorted())")
+    }
+}

@@ -127,6 +127,9 @@ public final class MetricsRegistry: Sendable {
         return registered.withLock { $0.counters[key]?.value ?? 0 }
     }
 
+    /// Every metric name given a HELP text with `describe`, whether or not it has samples yet.
+    public var describedNames: Set<String> { Set(registered.withLock { $0.help.keys }) }
+
     /// Prometheus text exposition format 0.0.4.
     public func renderPrometheus() -> String {
         let collected = collectors.withLock { $0 }.flatMap { $0() }

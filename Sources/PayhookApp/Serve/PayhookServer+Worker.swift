@@ -30,6 +30,10 @@ extension PayhookServer {
                                                    metrics: metrics, logger: workerLogger)),
             subscriptions.chargeHandler,
         ]
+        metrics.describe("payhook_fulfillments_total", type: "counter",
+                         help: "fulfill_order decisions: verified (order.paid queued) or needs_review (mismatch, not fulfilled).")
+        metrics.describe("payhook_merchant_callbacks_total", type: "counter",
+                         help: "Merchant callback attempts by type and outcome (delivered, gone, failed_attempt, error).")
         let jobMetrics = JobMetrics(registry: metrics)
         return try JobWorker(queue: queue, handlers: handlers.map(jobMetrics.instrument),
                              configuration: JobWorker.Configuration(
