@@ -57,13 +57,23 @@ struct OnCallMaintenanceTests {
                    ('pxp', 'signature_mismatch', 2, '\\x7b7d', now() - interval '1 day')
             """)
 
+        try await database.query("""
+            INSERT INTO jobs (kind, unique_key, state, finalized_at) VALUES
+                ('fulfill_order', 'old-succeeded', 'succeeded', now() - interval '8 days'),
+                ('fulfill_order', 'recent-succeeded', 'succeeded', now() - interval '1 day'),
+                ('fulfill_order', 'old-discarded', 'discarded', now() - interval '30 days')
+            """)
+        try await database.query("INSERT INTO jobs (kind, unique_key) VALUES ('fulfill_order', 'available')")
+
         let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
         var policy = RetentionPolicy()
         policy.batchSize = 2
         let metrics = MetricsRegistry()
         let sweeper = RetentionSweeper(pool: pool, policy: policy, metrics: metrics, logger: .silent)
         let outcome = try await sweeper.sweep()
-        #expect(outcome == RetentionSweeper.Outcome(inboundEvents: 5, rejectedDeliveries: 1))
+        #expect(outcome == RetentionSweeper.Outcome(inboundEvents: 5, rejectedDeliveries: 1, jobs: 1))
+        #expect(try await database.string("SELECT string_agg(unique_key, ',' ORDER BY unique_key) AS v FROM jobs")
+                == "available,old-discarded,recent-succeeded")
         let left = try await database.string("SELECT string_agg(dedup_key, ',' ORDER BY dedup_key) AS v FROM inbound_events")
         #expect(left == "old-dead,old-lettered,old-pending,old-referenced,recent")
         #expect(try await database.int("SELECT count(*) AS n FROM rejected_deliveries") == 1)

@@ -87,6 +87,13 @@ enum OperationsSQL {
             LIMIT $2)
         """
 
+    /// Succeeded and cancelled jobs finalized before the cutoff; discarded ones stay with their
+    /// dead letters.
+    static let deleteFinishedJobs = """
+        DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finalized_at < $1 LIMIT $2)
+        """
+
     static let deleteRejectedDeliveries = """
         DELETE FROM rejected_deliveries WHERE id IN (
             SELECT id FROM rejected_deliveries WHERE received_at < $1 LIMIT $2)

@@ -1,11 +1,16 @@
 /// How long payhook keeps deliveries it no longer needs, from the environment.
 ///
 /// `PAYHOOK_RETENTION_DAYS` (default 30) for processed `inbound_events`,
-/// `PAYHOOK_REJECTED_RETENTION_DAYS` (default 7) for `rejected_deliveries`, 0 keeping them
+/// `PAYHOOK_REJECTED_RETENTION_DAYS` (default 7) for `rejected_deliveries`,
+/// `PAYHOOK_JOB_RETENTION_DAYS` (default 7) for succeeded and cancelled `jobs`, 0 keeping them
 /// forever; `PAYHOOK_RETENTION_INTERVAL_SECONDS` (default 600) between sweeps.
 struct RetentionPolicy: Sendable, Equatable {
     var processedInboundDays = 30
     var rejectedDays = 7
+    /// Succeeded and cancelled jobs. Safe to forget: every handler is idempotent on its
+    /// business key (a fulfilled order, a delivered callback, a settled charge), so a job
+    /// enqueued again once its old row is gone finds the work done.
+    var finishedJobDays = 7
     var interval: Duration = .seconds(600)
     /// Rows per DELETE: short transactions, so no lock is held long on a busy table.
     var batchSize = 1000
@@ -24,6 +29,7 @@ struct RetentionPolicy: Sendable, Equatable {
         }
         if let days = integer("PAYHOOK_RETENTION_DAYS", 0...3650) { policy.processedInboundDays = days }
         if let days = integer("PAYHOOK_REJECTED_RETENTION_DAYS", 0...3650) { policy.rejectedDays = days }
+        if let days = integer("PAYHOOK_JOB_RETENTION_DAYS", 0...3650) { policy.finishedJobDays = days }
         if let seconds = integer("PAYHOOK_RETENTION_INTERVAL_SECONDS", 10...86400) { policy.interval = .seconds(seconds) }
         return problems.isEmpty ? .success(policy) : .failure(ConfigurationError(problems: problems))
     }

@@ -3,8 +3,8 @@ import PayhookCore
 import PayhookPostgres
 import Synchronization
 
-/// Deletes processed deliveries and rejected-delivery forensics once they are older than the
-/// retention policy allows, in small batches.
+/// Deletes processed deliveries, rejected-delivery forensics and finished jobs once they are
+/// older than the retention policy allows, in small batches.
 ///
 /// Only processed `inbound_events` that nothing references are deleted: `payment_events` and
 /// `payment_adjustments` rows point at the delivery they came from (foreign keys, so those rows
@@ -17,6 +17,7 @@ final class RetentionSweeper: Sendable {
     private let logger: Logger
     private let deletedInbound: MetricsRegistry.Counter
     private let deletedRejected: MetricsRegistry.Counter
+    private let deletedJobs: MetricsRegistry.Counter
     private let now: @Sendable () -> Date
     private let loop = PeriodicLoop()
 
@@ -24,6 +25,7 @@ final class RetentionSweeper: Sendable {
     struct Outcome: Sendable, Equatable {
         var inboundEvents = 0
         var rejectedDeliveries = 0
+        var jobs = 0
     }
 
     init(pool: PostgresPool, policy: RetentionPolicy, metrics: MetricsRegistry, logger: Logger,
@@ -35,6 +37,7 @@ final class RetentionSweeper: Sendable {
         metrics.describe("payhook_retention_deleted_total", type: "counter", help: "Rows deleted by retention, by table.")
         deletedInbound = metrics.counter("payhook_retention_deleted_total", [("table", "inbound_events")])
         deletedRejected = metrics.counter("payhook_retention_deleted_total", [("table", "rejected_deliveries")])
+        deletedJobs = metrics.counter("payhook_retention_deleted_total", [("table", "jobs")])
     }
 
     /// Deletes every row past retention, batch by batch, until a batch comes back short.
@@ -48,6 +51,10 @@ final class RetentionSweeper: Sendable {
         if policy.rejectedDays > 0 {
             let cutoff = now().addingTimeInterval(-Double(policy.rejectedDays) * day)
             outcome.rejectedDeliveries = try await deleteInBatches(OperationsSQL.deleteRejectedDeliveries, cutoff, deletedRejected)
+        }
+        if policy.finishedJobDays > 0 {
+            let cutoff = now().addingTimeInterval(-Double(policy.finishedJobDays) * day)
+            outcome.jobs = try await deleteInBatches(OperationsSQL.deleteFinishedJobs, cutoff, deletedJobs)
         }
         return outcome
     }
@@ -76,6 +83,7 @@ final class RetentionSweeper: Sendable {
                     logger.info("retention sweep", [
                         "deleted.inbound_events": .init(outcome.inboundEvents),
                         "deleted.rejected_deliveries": .init(outcome.rejectedDeliveries),
+                        "deleted.jobs": .init(outcome.jobs),
                     ])
                 }
             } catch {
