@@ -308,7 +308,7 @@ struct SubscriptionChargeTests {
         harness.clock.advance(by: 40 * 86_400)
         #expect(try await harness.scheduler().tick(now: harness.clock.now) == 1)  // only the other subscription
         // Resuming on a disabled token is refused, naming the token.
-        await #expect(throws: SubscriptionError.self) { _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "t")) }
+        await #expect(throws: OperationsError.self) { _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "t")) }
     }
 }
 

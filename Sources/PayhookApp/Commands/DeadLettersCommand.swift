@@ -326,25 +326,18 @@ enum DeadLettersCommand {
         return 2
     }
 
-    /// Opens a small pool from the environment, runs `body`, closes the pool. Operations errors
+    /// Runs `body` with the operations on a small pool from the environment. Operations errors
     /// become exit 1 with their message on stderr.
     static func withOperations(
         _ environment: [String: String], _ body: (DeadLetterOperations) async throws -> Int32
     ) async -> Int32 {
-        let databaseURL: String
-        switch PayhookCLI.loadConfiguration(environment) {
-        case .success(let loaded): databaseURL = loaded.1
-        case .failure(let error): return PayhookCLI.fail(error.description)
+        await PayhookCLI.withDatabase(environment) { pool in
+            do {
+                return try await body(DeadLetterOperations(pool: pool))
+            } catch {
+                return PayhookCLI.fail(OperationsError.wrapping(error).message)
+            }
         }
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
-        let status: Int32
-        do {
-            status = try await body(DeadLetterOperations(pool: pool))
-        } catch {
-            status = PayhookCLI.fail(OperationsError.wrapping(error).message)
-        }
-        await pool.close()
-        return status
     }
 }
 

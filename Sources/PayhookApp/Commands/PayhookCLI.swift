@@ -161,4 +161,18 @@ public enum PayhookCLI {
             return 1
         }
     }
+
+    /// Opens a small pool from the environment's `DATABASE_URL`, runs `body`, closes the pool;
+    /// `dead-letters` and `subscriptions` share it.
+    static func withDatabase(_ environment: [String: String], _ body: (PostgresPool) async -> Int32) async -> Int32 {
+        let databaseURL: String
+        switch loadConfiguration(environment) {
+        case .success(let loaded): databaseURL = loaded.1
+        case .failure(let error): return fail(error.description)
+        }
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
+        let status = await body(pool)
+        await pool.close()
+        return status
+    }
 }

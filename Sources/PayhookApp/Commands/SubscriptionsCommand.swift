@@ -214,27 +214,20 @@ enum SubscriptionsCommand {
         return 2
     }
 
-    /// Opens a small pool from the environment, runs `body`, closes the pool. A refused
+    /// Runs `body` with the operations on a small pool from the environment. A refused
     /// operation prints its message and exits 1 (2 when the input was invalid).
     static func withOperations(
         _ environment: [String: String], _ body: (SubscriptionOperations) async throws -> Int32
     ) async -> Int32 {
-        let databaseURL: String
-        switch PayhookCLI.loadConfiguration(environment) {
-        case .success(let loaded): databaseURL = loaded.1
-        case .failure(let error): return PayhookCLI.fail(error.description)
+        await PayhookCLI.withDatabase(environment) { pool in
+            do {
+                return try await body(SubscriptionOperations(pool: pool))
+            } catch {
+                let failure = OperationsError.wrapping(error)
+                let option = failure.field.flatMap { optionForField[$0] }
+                FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(failure.message)\n".utf8))
+                return failure.code == .invalidArgument ? 2 : 1
+            }
         }
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
-        let status: Int32
-        do {
-            status = try await body(SubscriptionOperations(pool: pool))
-        } catch {
-            let failure = SubscriptionError.wrapping(error)
-            let option = failure.field.flatMap { optionForField[$0] }
-            FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(failure.message)\n".utf8))
-            status = failure.code == .invalidArgument ? 2 : 1
-        }
-        await pool.close()
-        return status
     }
 }

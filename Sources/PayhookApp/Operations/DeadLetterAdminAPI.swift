@@ -39,7 +39,7 @@ struct DeadLetterAdminAPI: Sendable {
             return ok(try await operations.detail(id: try id(route[0])).json)
         case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
             let id = try id(route[0])
-            let body = try bodyFields(request.body)
+            let body = try OperatorAction.parseBody(request.body)
             let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: [
                 .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
             ])
@@ -93,23 +93,6 @@ struct DeadLetterAdminAPI: Sendable {
         return id
     }
 
-    /// The optional JSON body of replay and discard: `{"note": "…", "actor": "…"}`.
-    private static func bodyFields(_ body: [UInt8]) throws(OperationsError) -> (note: String?, actor: String?) {
-        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09 }) else { return (nil, nil) }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
-        }
-        for key in object.keys where key != "note" && key != "actor" {
-            throw .invalid(key, "unknown field \(key); known: note, actor")
-        }
-        func text(_ key: String) throws(OperationsError) -> String? {
-            guard let value = object[key], !(value is NSNull) else { return nil }
-            guard let string = value as? String, !string.isEmpty else { throw .invalid(key, "\(key) must be a non-empty string") }
-            return string
-        }
-        return (try text("note"), try text("actor"))
-    }
-
     /// `a=1&b=x%20y` as name/value pairs, percent- and `+`-decoded.
     static func parseQuery(_ query: String) -> [(String, String)] {
         query.split(separator: "&").compactMap { pair in
@@ -128,13 +111,7 @@ struct DeadLetterAdminAPI: Sendable {
     }
 
     static func failure(_ error: OperationsError) -> HTTPResponse {
-        let status = switch error.code {
-        case .invalidArgument: 400
-        case .notFound: 404
-        case .sourceMissing, .conflict: 409
-        case .databaseUnavailable: 503
-        }
-        return .json(status, Array(error.json.rendered.utf8))
+        .json(error.httpStatus, Array(error.json.rendered.utf8))
     }
 
     private static func failure(status: Int, code: String, _ message: String) -> HTTPResponse {

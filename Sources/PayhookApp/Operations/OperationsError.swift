@@ -1,4 +1,5 @@
-/// Why an operator action (CLI or admin API) could not be carried out.
+/// Why an operator action (CLI or admin API: dead letters, orders, subscriptions) could not be
+/// carried out.
 ///
 /// The `code` is stable (scripts and the admin API's clients match on it); the message says what
 /// to do and never contains secrets or delivery bodies.
@@ -32,6 +33,16 @@ struct OperationsError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// The admin API's status for this error.
+    var httpStatus: Int {
+        switch code {
+        case .invalidArgument: 400
+        case .notFound: 404
+        case .sourceMissing, .conflict: 409
+        case .databaseUnavailable: 503
+        }
+    }
 
     /// The admin API's error body: `{"code": …, "message": …, "field": …}`.
     var json: JSONDocument {

@@ -27,3 +27,25 @@ struct ResolutionOutcome: Sendable {
         .object([.init("dead_letter", letter.json), .init("changed", .bool(changed)), .init("effect", .string(effect))])
     }
 }
+
+extension OperatorAction {
+    /// The optional JSON body of an operator action on the admin API (replay, discard, cancel,
+    /// pause, resume): `{"note": "…", "actor": "…"}`, both optional, nothing else allowed.
+    static func parseBody(_ body: [UInt8]) throws(OperationsError) -> (note: String?, actor: String?) {
+        guard !RequestJSON.isBlank(body) else { return (nil, nil) }
+        guard let object = RequestJSON.object(body) else {
+            throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
+        }
+        for key in object.keys.sorted() where key != "note" && key != "actor" {
+            throw .invalid(key, "unknown field \(key); known: note, actor")
+        }
+        func text(_ key: String) throws(OperationsError) -> String? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let text)? where !text.isEmpty: return text
+            default: throw .invalid(key, "\(key) must be a non-empty string")
+            }
+        }
+        return (try text("note"), try text("actor"))
+    }
+}

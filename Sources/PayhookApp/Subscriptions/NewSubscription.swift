@@ -32,14 +32,14 @@ struct NewSubscription: Sendable, Equatable {
 
     /// Validates a body; every error names the field at fault.
     /// - Parameter now: the default `start_at`.
-    static func parse(_ body: [UInt8], now: Date) throws(SubscriptionError) -> NewSubscription {
+    static func parse(_ body: [UInt8], now: Date) throws(OperationsError) -> NewSubscription {
         guard let object = RequestJSON.object(body) else {
             throw .invalid("body", "the body must be a JSON object with vault_token, amount, interval and reference")
         }
         return try parse(object, now: now)
     }
 
-    static func parse(_ object: [String: RequestJSON], now: Date) throws(SubscriptionError) -> NewSubscription {
+    static func parse(_ object: [String: RequestJSON], now: Date) throws(OperationsError) -> NewSubscription {
         for key in object.keys.sorted() where !knownFields.contains(key) {
             throw .invalid(key, "unknown field \(key); known: \(knownFields.joined(separator: ", "))")
         }
@@ -125,7 +125,7 @@ struct NewSubscription: Sendable, Equatable {
                                maxCycles: maxCycles, endAt: endAt, actor: actor)
     }
 
-    private static func tokenReference(_ object: [String: RequestJSON]) throws(SubscriptionError) -> TokenReference {
+    private static func tokenReference(_ object: [String: RequestJSON]) throws(OperationsError) -> TokenReference {
         switch (object["vault_token"], object["vault_token_id"]) {
         case (.some, .some):
             throw .invalid("vault_token", "give vault_token or vault_token_id, not both")

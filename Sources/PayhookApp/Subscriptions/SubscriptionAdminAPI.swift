@@ -42,7 +42,7 @@ struct SubscriptionAdminAPI: Sendable {
             do {
                 response = try await Self.route(request, route, operations)
             } catch {
-                let failure = SubscriptionError.wrapping(error)
+                let failure = OperationsError.wrapping(error)
                 response = .json(failure.httpStatus, Array(failure.json.rendered.utf8))
             }
             respond(response)
@@ -68,7 +68,7 @@ struct SubscriptionAdminAPI: Sendable {
             return json(200, try await operations.detail(id: try id(route[0])).json)
         case ("POST", 2) where actions.contains(route[1]):
             let id = try id(route[0])
-            let body = try actionBody(request.body)
+            let body = try OperatorAction.parseBody(request.body)
             let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
             let outcome = switch route[1] {
             case "cancel": try await operations.cancel(id: id, by: action)
@@ -85,7 +85,7 @@ struct SubscriptionAdminAPI: Sendable {
         }
     }
 
-    static func listQuery(_ query: String) throws(SubscriptionError) -> (status: Subscription.Status?, provider: String?, limit: Int) {
+    static func listQuery(_ query: String) throws(OperationsError) -> (status: Subscription.Status?, provider: String?, limit: Int) {
         var result: (status: Subscription.Status?, provider: String?, limit: Int) = (nil, nil, 100)
         for (name, value) in DeadLetterAdminAPI.parseQuery(query) {
             switch name {
@@ -107,28 +107,9 @@ struct SubscriptionAdminAPI: Sendable {
         return result
     }
 
-    private static func id(_ text: String) throws(SubscriptionError) -> Int64 {
+    private static func id(_ text: String) throws(OperationsError) -> Int64 {
         guard let id = Int64(text), id > 0 else { throw .invalid("id", "the subscription id must be a positive integer") }
         return id
-    }
-
-    /// The optional body of cancel, pause and resume: `{"note": "…", "actor": "…"}`.
-    private static func actionBody(_ body: [UInt8]) throws(SubscriptionError) -> (note: String?, actor: String?) {
-        guard !RequestJSON.isBlank(body) else { return (nil, nil) }
-        guard let object = RequestJSON.object(body) else {
-            throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
-        }
-        for key in object.keys.sorted() where key != "note" && key != "actor" {
-            throw .invalid(key, "unknown field \(key); known: note, actor")
-        }
-        func text(_ key: String) throws(SubscriptionError) -> String? {
-            switch object[key] {
-            case nil, .null?: return nil
-            case .string(let text)? where !text.isEmpty: return text
-            default: throw .invalid(key, "\(key) must be a non-empty string")
-            }
-        }
-        return (try text("note"), try text("actor"))
     }
 
     private static func json(_ status: Int, _ document: JSONDocument) -> HTTPResponse {

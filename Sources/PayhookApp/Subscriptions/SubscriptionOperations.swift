@@ -34,7 +34,7 @@ struct SubscriptionOperations: Sendable {
     /// - Throws: `.notFound` (field `vault_token`/`vault_token_id`) for an unknown token;
     ///   `.invalidArgument` for a disabled or expired one; `.conflict` (field `reference`) when
     ///   the reference is taken; `.databaseUnavailable`.
-    func create(_ draft: NewSubscription, by action: OperatorAction) async throws(SubscriptionError) -> Subscription {
+    func create(_ draft: NewSubscription, by action: OperatorAction) async throws(OperationsError) -> Subscription {
         do {
             return try await pool.transaction { connection in
                 let tokenRow: PostgresRow?
@@ -49,12 +49,12 @@ struct SubscriptionOperations: Sendable {
                                                           [.text(provider.rawValue), .text(token)]).rows.first
                 }
                 guard let tokenRow else {
-                    throw SubscriptionError(.notFound, "no vault token matches \(field); tokens are stored when the provider reports them", field: field)
+                    throw OperationsError(.notFound, "no vault token matches \(field); tokens are stored when the provider reports them", field: field)
                 }
                 let tokenID: Int64 = try tokenRow.decode("id")
                 let tokenStatus: String = try tokenRow.decode("status")
                 guard tokenStatus == "active" else {
-                    throw SubscriptionError.invalid(field, "vault token \(tokenID) is \(tokenStatus); it cannot be charged")
+                    throw OperationsError.invalid(field, "vault token \(tokenID) is \(tokenStatus); it cannot be charged")
                 }
                 let inserted = try await connection.query(SubscriptionSQL.insertSubscription, [
                     .int(tokenID), .text(draft.reference), .int(draft.amount.minorUnits), .text(draft.amount.currency),
@@ -62,10 +62,10 @@ struct SubscriptionOperations: Sendable {
                     draft.maxCycles.map { .int(Int64($0)) } ?? .null, draft.endAt.map(PostgresValue.timestamptz) ?? .null,
                 ])
                 guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
-                    throw SubscriptionError(.conflict, "reference \(draft.reference) is already used by another subscription", field: "reference")
+                    throw OperationsError(.conflict, "reference \(draft.reference) is already used by another subscription", field: "reference")
                 }
                 guard let row = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
-                    throw SubscriptionError(.databaseUnavailable, "subscription \(id) vanished while being created")
+                    throw OperationsError(.databaseUnavailable, "subscription \(id) vanished while being created")
                 }
                 let subscription = try Subscription(row: row)
                 try await AuditTrail.record(
@@ -74,46 +74,46 @@ struct SubscriptionOperations: Sendable {
                 return subscription
             }
         } catch {
-            throw SubscriptionError.wrapping(error)
+            throw OperationsError.wrapping(error)
         }
     }
 
     /// Subscriptions newest first, optionally of one status and provider.
-    func list(status: Subscription.Status?, provider: String?, limit: Int) async throws(SubscriptionError) -> [Subscription] {
+    func list(status: Subscription.Status?, provider: String?, limit: Int) async throws(OperationsError) -> [Subscription] {
         do {
             return try await pool.query(SubscriptionSQL.listSubscriptions, [
                 status.map { .text($0.rawValue) } ?? .null, provider.map { .text($0) } ?? .null, .int(Int64(limit)),
             ]).map { try Subscription(row: $0) }
         } catch {
-            throw SubscriptionError.wrapping(error)
+            throw OperationsError.wrapping(error)
         }
     }
 
     /// One subscription and every charge attempt made for it.
     /// - Throws: `.notFound` (field `id`), `.databaseUnavailable`.
-    func detail(id: Int64) async throws(SubscriptionError) -> Detail {
+    func detail(id: Int64) async throws(OperationsError) -> Detail {
         do {
             return try await pool.withConnection { connection in
                 guard let row = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
-                    throw SubscriptionError(.notFound, "no subscription with id \(id)", field: "id")
+                    throw OperationsError(.notFound, "no subscription with id \(id)", field: "id")
                 }
                 let charges = try await connection.query(SubscriptionSQL.selectCharges, [.int(id)]).map { try Charge(row: $0) }
                 return Detail(subscription: try Subscription(row: row), charges: charges)
             }
         } catch {
-            throw SubscriptionError.wrapping(error)
+            throw OperationsError.wrapping(error)
         }
     }
 
     /// Stops charging for good. Charges already sent are settled as usual; attempts not yet
     /// sent are skipped. Canceling a canceled subscription changes nothing.
     /// - Throws: `.conflict` for a completed subscription, `.notFound`, `.databaseUnavailable`.
-    func cancel(id: Int64, by action: OperatorAction) async throws(SubscriptionError) -> Outcome {
+    func cancel(id: Int64, by action: OperatorAction) async throws(OperationsError) -> Outcome {
         try await change(id: id, verb: "cancel", by: action) { subscription, connection in
             switch subscription.status {
             case .canceled: return false
             case .completed:
-                throw SubscriptionError(.conflict, "subscription \(id) is completed; there is nothing left to cancel", field: "id")
+                throw OperationsError(.conflict, "subscription \(id) is completed; there is nothing left to cancel", field: "id")
             case .active, .paused, .pastDue:
                 try await connection.query(SubscriptionSQL.setStatus, [
                     .int(id), .text(Subscription.Status.canceled.rawValue), .text(Self.reason("canceled", action)),
@@ -125,7 +125,7 @@ struct SubscriptionOperations: Sendable {
 
     /// Stops charging until resumed.
     /// - Throws: `.conflict` unless active (pausing a paused one changes nothing).
-    func pause(id: Int64, by action: OperatorAction) async throws(SubscriptionError) -> Outcome {
+    func pause(id: Int64, by action: OperatorAction) async throws(OperationsError) -> Outcome {
         try await change(id: id, verb: "pause", by: action) { subscription, connection in
             switch subscription.status {
             case .paused: return false
@@ -135,7 +135,7 @@ struct SubscriptionOperations: Sendable {
                 ])
                 return true
             case .pastDue, .canceled, .completed:
-                throw SubscriptionError(.conflict, "subscription \(id) is \(subscription.status.rawValue); only an active one can be paused", field: "id")
+                throw OperationsError(.conflict, "subscription \(id) is \(subscription.status.rawValue); only an active one can be paused", field: "id")
             }
         }
     }
@@ -144,19 +144,19 @@ struct SubscriptionOperations: Sendable {
     /// was paused or past due are not charged (and count toward `max_cycles`).
     /// - Throws: `.invalidArgument` (field `vault_token`) when its token is not active;
     ///   `.conflict` when canceled or completed (resuming an active one changes nothing).
-    func resume(id: Int64, by action: OperatorAction) async throws(SubscriptionError) -> Outcome {
+    func resume(id: Int64, by action: OperatorAction) async throws(OperationsError) -> Outcome {
         let now = self.now()
         return try await change(id: id, verb: "resume", by: action) { subscription, connection in
             switch subscription.status {
             case .active: return false
             case .canceled, .completed:
-                throw SubscriptionError(.conflict, "subscription \(id) is \(subscription.status.rawValue) and cannot be resumed", field: "id")
+                throw OperationsError(.conflict, "subscription \(id) is \(subscription.status.rawValue) and cannot be resumed", field: "id")
             case .paused, .pastDue:
                 // Waits for a token change in flight, like create.
                 let token = try await connection.query(SubscriptionSQL.lockTokenByID, [.int(subscription.vaultTokenID)]).rows.first
                 let tokenStatus = try token?.decode("status", as: String.self) ?? "missing"
                 guard tokenStatus == "active" else {
-                    throw SubscriptionError.invalid("vault_token", "vault token \(subscription.vaultTokenID) is \(tokenStatus); store a new token and create a new subscription")
+                    throw OperationsError.invalid("vault_token", "vault token \(subscription.vaultTokenID) is \(tokenStatus); store a new token and create a new subscription")
                 }
                 var cycle = subscription.cycle
                 var due = subscription.nextChargeAt
@@ -177,16 +177,16 @@ struct SubscriptionOperations: Sendable {
     private func change(
         id: Int64, verb: String, by action: OperatorAction,
         _ body: @Sendable (Subscription, PostgresConnection) async throws -> Bool
-    ) async throws(SubscriptionError) -> Outcome {
+    ) async throws(OperationsError) -> Outcome {
         do {
             return try await pool.transaction { connection in
                 guard let row = try await connection.query(SubscriptionSQL.lockSubscription, [.int(id)]).rows.first else {
-                    throw SubscriptionError(.notFound, "no subscription with id \(id)", field: "id")
+                    throw OperationsError(.notFound, "no subscription with id \(id)", field: "id")
                 }
                 let before = try Subscription(row: row)
                 guard try await body(before, connection) else { return Outcome(subscription: before, changed: false) }
                 guard let afterRow = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
-                    throw SubscriptionError(.databaseUnavailable, "subscription \(id) vanished while locked")
+                    throw OperationsError(.databaseUnavailable, "subscription \(id) vanished while locked")
                 }
                 let after = try Subscription(row: afterRow)
                 try await AuditTrail.record(
@@ -198,7 +198,7 @@ struct SubscriptionOperations: Sendable {
                 return Outcome(subscription: after, changed: true)
             }
         } catch {
-            throw SubscriptionError.wrapping(error)
+            throw OperationsError.wrapping(error)
         }
     }
 }
