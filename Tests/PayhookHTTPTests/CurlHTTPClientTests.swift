@@ -267,6 +267,41 @@ struct CurlHTTPClientTests {
         #expect(error?.kind == .connection)
     }
 
+    @Test("HTTPS verifies the peer: a self-signed certificate is refused with .connection and nothing is sent",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func untrustedCertificateRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-curl-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = directory.appendingPathComponent("key.pem").path
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+                             "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        try #require(openssl.terminationStatus == 0)
+
+        let hits = Shared(0)
+        let server = try startServer({ $0.tlsKeyPath = key; $0.tlsCertificatePath = certificate }) { _, respond in
+            hits.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+
+        let client = CurlHTTPClient()
+        let url = try #require(URL(string: "https://127.0.0.1:\(server.boundPort)/charge"))
+        let error = await #expect(throws: HTTPClientError.self) {
+            _ = try await client.send(HTTPClientRequest(method: "POST", url: url, body: Array("{}".utf8), timeout: .seconds(5)))
+        }
+        #expect(error?.kind == .connection)
+        #expect(error?.message.contains("curl error 60") == true)  // CURLE_PEER_FAILED_VERIFICATION
+        #expect(hits.value == 0)
+    }
+
     @Test("only http and https URLs are sent")
     func otherSchemesRefused() async throws {
         let client = CurlHTTPClient()
