@@ -9,9 +9,8 @@ import Synchronization
 /// curl's use of them.
 final class CurlTransfer: @unchecked Sendable {
     // Invariant: `easy`, `responseHeaders` and `responseBody` are read and written only on the
-    // loop thread (CurlMultiLoop.run and the curl callbacks it drives). `headerList` is written
-    // once, in init, before the transfer is shared. Everything the caller's side touches after
-    // that is immutable or inside `completion` and `slotHeld`.
+    // loop thread (CurlMultiLoop.run and the curl callbacks it drives). Everything else is
+    // immutable, or inside `completion` and `slotHeld`.
     typealias Outcome = Result<HTTPClientResponse, HTTPClientError>
 
     let request: HTTPClientRequest
@@ -19,7 +18,8 @@ final class CurlTransfer: @unchecked Sendable {
     let deadline: ContinuousClock.Instant
     /// `nil` when every header line could be built (see `init`).
     let rejectedHeader: String?
-    private(set) var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The request's header lines for CURLOPT_HTTPHEADER, which curl does not copy.
+    let headerList: UnsafeMutablePointer<curl_slist>?
 
     /// The easy handle while attached to the multi handle. Loop thread only.
     var easy: UnsafeMutableRawPointer?
