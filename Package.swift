@@ -21,13 +21,15 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Domain values, no I/O.
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
-        // Infrastructure: each imports exactly one C library.
+        // Infrastructure: each imports exactly one C library (HTTP two: server and client).
         .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCore"], swiftSettings: swiftSettings),
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "PayhookCore"], swiftSettings: swiftSettings),
+        .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.
         .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
                 swiftSettings: swiftSettings),

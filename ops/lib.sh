@@ -10,7 +10,7 @@ log() { printf 'ops: %s\n' "$*" >&2; }
 # Installs the Debian packages payhook builds and tests with, only when something is missing.
 # Machines start without apt's package lists, so `apt-get update` runs once first.
 ensure_packages() {
-    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev postgresql-15 postgresql-contrib wrk python3 python3-venv)
+    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev postgresql-15 postgresql-contrib wrk python3 python3-venv)
     local missing=()
     for p in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

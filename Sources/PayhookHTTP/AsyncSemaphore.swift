@@ -46,6 +46,49 @@ final class AsyncSemaphore: Sendable {
         }
     }
 
+    /// Takes a permit if one is free right now, without suspending.
+    func tryAcquire() -> Bool {
+        state.withLock { state in
+            guard state.permits > 0 else { return false }
+            state.permits -= 1
+            return true
+        }
+    }
+
+    /// How `acquire(until:)` ended; only `.acquired` holds a permit.
+    enum Acquisition: Sendable, Equatable {
+        case acquired
+        case cancelled
+        case timedOut
+    }
+
+    /// Takes a permit, waiting at most until `deadline`. Free permits are taken without
+    /// suspending; only a wait races a timer (a child task), so the uncontended path costs
+    /// nothing extra.
+    func acquire(until deadline: ContinuousClock.Instant) async -> Acquisition {
+        if tryAcquire() { return .acquired }
+        if Task.isCancelled { return .cancelled }
+        return await withTaskGroup(of: Acquisition.self) { group in
+            group.addTask { await self.acquire() ? .acquired : .cancelled }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    return .timedOut
+                } catch {
+                    return .cancelled
+                }
+            }
+            let first = await group.next() ?? .cancelled
+            group.cancelAll()
+            var lateAcquisition = false
+            for await other in group where other == .acquired { lateAcquisition = true }
+            if first == .acquired { return .acquired }
+            // The permit arrived just after the timer or the cancellation won: give it back.
+            if lateAcquisition { release() }
+            return first
+        }
+    }
+
     /// Returns a permit, handing it straight to the longest waiter if there is one.
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in

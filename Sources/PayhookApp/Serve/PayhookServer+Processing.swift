@@ -24,7 +24,7 @@ extension PayhookServer {
     static func providerClients(configuration: Configuration, logger: Logger) -> PaymentProviderClients {
         let api = configuration.providerAPIs
         // Enough slots for every charge the worker keeps in flight plus processor fetches.
-        let http = URLSessionHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32))
+        let http = CurlHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32))
         var clients: [any PaymentProviderClient] = []
         if let token = api.mercadoPagoAccessToken, let url = URL(string: api.mercadoPagoBaseURL) {
             clients.append(MercadoPagoAPIClient(baseURL: url, accessToken: token.value, http: http))

@@ -20,7 +20,7 @@ extension PayhookServer {
         if signer == nil {
             workerLogger.warning("PAYHOOK_FULFILLMENT_SECRET is not set: merchant callbacks wait (and retry) until it is")
         }
-        let http = URLSessionHTTPClient(maxConcurrent: 64)
+        let http = CurlHTTPClient(maxConcurrent: 64)
         let handlers = [
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue, settings: configuration.fulfillment,
                                               metrics: metrics, logger: workerLogger)),
