@@ -58,7 +58,8 @@ public struct PXPSignatureVerifier: WebhookVerifier {
             timestamp, allowISO8601: true, now: now, tolerance: tolerance, policy: stalePolicy)
         else { return .rejected(.staleTimestamp) }
 
-        let category = JSONValue.parse(request.body)?["eventCategory"]?.scalarText
+        let body = JSONDocument(request.body)
+        let category = body.flatMap { $0.scalarText($0.member("eventCategory", of: $0.root)) }
         // UNCONFIRMED whether PXP retries reuse an id we could key on; a retry resends the
         // same body, so its digest identifies the delivery.
         return .verified(VerifiedDelivery(
