@@ -18,6 +18,15 @@ public enum HashAlgorithm: String, Sendable, CaseIterable {
         }
     }
 
+    /// The digest name OpenSSL's `EVP_MAC` parameters use.
+    var openSSLName: String {
+        switch self {
+        case .sha1: "SHA1"
+        case .sha256: "SHA256"
+        case .sha512: "SHA512"
+        }
+    }
+
     /// OpenSSL's static descriptor for this hash. These descriptors are never freed, so no
     /// owner is needed; the C type stays internal to this module.
     var evpMD: OpaquePointer? {

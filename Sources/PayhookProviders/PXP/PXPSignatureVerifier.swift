@@ -50,7 +50,11 @@ public struct PXPSignatureVerifier: WebhookVerifier {
               !signature.isEmpty
         else { return .rejected(.malformedSignature) }
 
-        let message = Array(requestID.utf8) + Array(timestamp.utf8) + request.body
+        var message: [UInt8] = []
+        message.reserveCapacity(requestID.utf8.count + timestamp.utf8.count + request.body.count)
+        message.append(contentsOf: requestID.utf8)
+        message.append(contentsOf: timestamp.utf8)
+        message.append(contentsOf: request.body)
         guard let keyIndex = keys.indexOfKey(signing: message, as: signature, algorithm: algorithm) else {
             return .rejected(.signatureMismatch)
         }
