@@ -93,7 +93,7 @@ struct WebhookIngress: Sendable {
                     respond(Self.acknowledgement(provider))
                 case .unavailable:
                     counters.failed.increment()
-                    respond(HTTPResponse(status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")], body: Array("storage unavailable, retry\n".utf8)))
+                    respond(Self.storageUnavailable)
                 }
                 counters.latency.observe(ContinuousClock.now - started)
             }
@@ -102,34 +102,108 @@ struct WebhookIngress: Sendable {
     }
 
     /// What each provider expects as a success answer; Adyen's body satisfies its old rule too.
+    /// Built once: every acknowledged delivery sends one of these.
     static func acknowledgement(_ provider: ProviderID) -> HTTPResponse {
         switch provider {
-        case .adyen: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("[accepted]".utf8))
-        case .mercadopago, .pxp: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        case .adyen: adyenAcknowledgement
+        case .mercadopago, .pxp: plainAcknowledgement
         }
     }
 
+    private static let adyenAcknowledgement =
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("[accepted]".utf8)).reusable()
+    private static let plainAcknowledgement =
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)).reusable()
+    private static let storageUnavailable = HTTPResponse(
+        status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")],
+        body: Array("storage unavailable, retry\n".utf8)).reusable()
+
+    /// `application/json` or `application/*+json`, parameters and case aside; compared on
+    /// bytes because it runs for every delivery.
     static func isJSON(_ contentType: String) -> Bool {
+        var text = contentType
+        let verdict: Bool? = text.withUTF8 { bytes in
+            // Outside ASCII, bytes and Characters can disagree on where a prefix ends; such
+            // (unusual) values take the Character comparison below.
+            var start = 0
+            var end = bytes.count
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: ";") && end == bytes.count { end = index }
+            }
+            func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            func matches(_ literal: StaticString, at offset: Int) -> Bool {
+                let count = literal.utf8CodeUnitCount
+                guard offset >= start, offset + count <= end else { return false }
+                for index in 0..<count {
+                    let byte = bytes[offset + index]
+                    guard (byte >= 65 && byte <= 90 ? byte + 32 : byte) == literal.utf8Start[index] else { return false }
+                }
+                return true
+            }
+            if end - start == 16 && matches("application/json", at: start) { return true }
+            return matches("application/", at: start) && end - start >= 17 && matches("+json", at: end - 5)
+        }
+        if let verdict { return verdict }
         let media = (contentType.firstIndex(of: ";").map { contentType[..<$0] } ?? Substring(contentType))
             .trimmingASCIIWhitespace().asciiLowercased()
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
-    /// The kept headers as a JSON object with sorted keys; written with appends into one
-    /// buffer because it runs for every delivery.
+    /// The kept headers as a JSON object with sorted keys; written straight into the String's
+    /// storage because it runs for every delivery.
     static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
-        var headers = kept
-        if let contentType { headers["content-type"] = contentType }
-        var out = "{"
-        out.reserveCapacity(64 * (headers.count + 1))
-        for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out += "," }
-            out += JSONString.quote(name)
-            out += ":"
-            out += JSONString.quote(value)
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(kept.count + 1)
+        for (name, value) in kept where contentType == nil || name != "content-type" {
+            headers.append((name, value))
         }
-        out += "}"
-        return out
+        if let contentType { headers.append(("content-type", contentType)) }
+        headers.sort { $0.name < $1.name }
+
+        var capacity = 2
+        var plain = true
+        for (name, value) in headers {
+            capacity += name.utf8.count + value.utf8.count + 6
+            plain = plain && !needsEscaping(name) && !needsEscaping(value)
+        }
+        guard plain else {
+            var out = "{"
+            for (index, (name, value)) in headers.enumerated() {
+                if index > 0 { out += "," }
+                out += JSONString.quote(name) + ":" + JSONString.quote(value)
+            }
+            return out + "}"
+        }
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var count = 0
+            func put(_ byte: UInt8) {
+                buffer[count] = byte
+                count += 1
+            }
+            func put(quoted text: String) {
+                put(UInt8(ascii: "\""))
+                for byte in text.utf8 { put(byte) }
+                put(UInt8(ascii: "\""))
+            }
+            put(UInt8(ascii: "{"))
+            for (index, (name, value)) in headers.enumerated() {
+                if index > 0 { put(UInt8(ascii: ",")) }
+                put(quoted: name)
+                put(UInt8(ascii: ":"))
+                put(quoted: value)
+            }
+            put(UInt8(ascii: "}"))
+            return count
+        }
+    }
+
+    /// Whether `text` needs an escape as a JSON string (what `JSONString.quote` would change).
+    private static func needsEscaping(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
     private func reject(
