@@ -23,6 +23,22 @@ struct IngressHeaderTextTests {
         #expect(WebhookIngress.isJSON(contentType) == Self.referenceIsJSON(contentType))
     }
 
+    @Test("webhook routes split as the plain Character split does", arguments: [
+        "/webhooks/adyen", "/webhooks/adyen/acme", "/webhooks/", "/webhooks", "/webhooks/adyen/", "/webhooks/a/b/c",
+        "//webhooks/x", "webhooks/x", "/webhooksx/adyen", "/Webhooks/adyen", "/webhooks//", "/", "",
+        "/webhooks/pxp/ac-me_1", "/webhooks/é/x", "/webhooks/\u{301}adyen", "/webhooks\u{301}/adyen",
+    ])
+    func routes(_ path: String) {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        let expected: (provider: Substring, account: Substring?)? =
+            segments.count >= 3 && segments.count <= 4 && segments[0].isEmpty && segments[1] == "webhooks"
+            ? (segments[2], segments.count == 4 ? segments[3] : nil) : nil
+        let actual = WebhookIngress.webhookRoute(path)
+        #expect(actual?.provider == expected?.provider)
+        #expect(actual?.account == expected?.account)
+        #expect((actual == nil) == (expected == nil))
+    }
+
     @Test("stored headers are a JSON object with sorted keys, content type included and escaped where needed")
     func headersJSON() {
         #expect(WebhookIngress.headersJSON([:], contentType: nil) == "{}")

@@ -22,8 +22,14 @@ struct PostgresArrayLiteral {
         }
         bytes.append(UInt8(ascii: "\""))
         text.withUTF8 { utf8 in
+            func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+            // Most elements need no escape: one copy instead of a byte-by-byte append.
+            guard utf8.contains(where: needsEscape) else {
+                bytes.append(contentsOf: utf8)
+                return
+            }
             for byte in utf8 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                if needsEscape(byte) { bytes.append(UInt8(ascii: "\\")) }
                 bytes.append(byte)
             }
         }

@@ -20,23 +20,43 @@ struct WebhookIngress: Sendable {
         (1...64).contains(account.count) && account.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
+    /// The provider and account segments of `/webhooks/{provider}[/{account}]`; `nil` for
+    /// other paths. ASCII paths are split on bytes (no array, no grapheme breaking); others
+    /// take the Character split, where the two could disagree.
+    static func webhookRoute(_ path: String) -> (provider: Substring, account: Substring?)? {
+        let utf8 = path.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else {
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            // "", "webhooks", provider[, account]
+            guard segments.count >= 3, segments.count <= 4, segments[0].isEmpty, segments[1] == "webhooks" else { return nil }
+            return (segments[2], segments.count == 4 ? segments[3] : nil)
+        }
+        let prefix = "/webhooks/".utf8
+        guard utf8.starts(with: prefix) else { return nil }
+        let providerStart = utf8.index(utf8.startIndex, offsetBy: prefix.count)
+        guard let slash = utf8[providerStart...].firstIndex(of: UInt8(ascii: "/")) else {
+            return (path[providerStart...], nil)
+        }
+        let accountStart = utf8.index(after: slash)
+        guard !utf8[accountStart...].contains(UInt8(ascii: "/")) else { return nil }
+        return (path[providerStart..<slash], path[accountStart...])
+    }
+
     /// Handles `/webhooks/{provider}[/{account}]`; returns false for other paths.
     func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
-        // "", "webhooks", provider[, account]
-        guard segments.count >= 3, segments.count <= 4, segments[0].isEmpty, segments[1] == "webhooks" else { return false }
+        guard let route = Self.webhookRoute(request.path) else { return false }
         let started = ContinuousClock.now
-        guard let provider = ProviderID(rawValue: String(segments[2])) else {
+        guard let provider = ProviderID(rawValue: String(route.provider)) else {
             respond(.text(404, "unknown provider\n"))
             return true
         }
         var account: String?
-        if segments.count == 4 {
-            guard Self.isValidAccount(segments[3]) else {
+        if let accountSegment = route.account {
+            guard Self.isValidAccount(accountSegment) else {
                 reject(provider, account: "", reason: "unknown_account", status: 404, request, respond)
                 return true
             }
-            account = String(segments[3])
+            account = String(accountSegment)
         }
         guard request.method == "POST" else {
             metrics.rejected(provider, reason: "method_not_allowed")
@@ -153,8 +173,8 @@ struct WebhookIngress: Sendable {
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
-    /// The kept headers as a JSON object with sorted keys; written straight into the String's
-    /// storage because it runs for every delivery.
+    /// The kept headers as a JSON object with sorted keys; written with whole-string copies
+    /// into one buffer because it runs for every delivery.
     static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(kept.count + 1)
@@ -178,27 +198,19 @@ struct WebhookIngress: Sendable {
             }
             return out + "}"
         }
-        return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var count = 0
-            func put(_ byte: UInt8) {
-                buffer[count] = byte
-                count += 1
-            }
-            func put(quoted text: String) {
-                put(UInt8(ascii: "\""))
-                for byte in text.utf8 { put(byte) }
-                put(UInt8(ascii: "\""))
-            }
-            put(UInt8(ascii: "{"))
-            for (index, (name, value)) in headers.enumerated() {
-                if index > 0 { put(UInt8(ascii: ",")) }
-                put(quoted: name)
-                put(UInt8(ascii: ":"))
-                put(quoted: value)
-            }
-            put(UInt8(ascii: "}"))
-            return count
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        out.append(UInt8(ascii: "{"))
+        for (index, (name, value)) in headers.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: "\"")])
+            out.append(contentsOf: value.utf8)
+            out.append(UInt8(ascii: "\""))
         }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Whether `text` needs an escape as a JSON string (what `JSONString.quote` would change).
