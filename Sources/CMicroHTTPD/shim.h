@@ -152,6 +152,12 @@ static inline int payhook_mhd_add_header(struct MHD_Response *response, const ch
     return MHD_add_response_header(response, name, value) == MHD_YES;
 }
 
+/* Queues a response the caller keeps (a shared, prepared one); MHD takes its own reference. */
+static inline int payhook_mhd_queue(struct MHD_Connection *connection, unsigned int status,
+                                    struct MHD_Response *response) {
+    return MHD_queue_response(connection, status, response) == MHD_YES;
+}
+
 static inline int payhook_mhd_queue_and_release(struct MHD_Connection *connection, unsigned int status,
                                                 struct MHD_Response *response) {
     enum MHD_Result queued = MHD_queue_response(connection, status, response);

@@ -8,22 +8,19 @@ public enum Digest {
     /// plain digest where an authentication code is needed (see ``HMAC``).
     /// - Returns: `algorithm.digestLength` bytes.
     public static func hash(_ algorithm: HashAlgorithm, _ data: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var outputLength: UInt32 = 0
         // Never hand C a null pointer for empty input (see HMAC).
         let dataBytes: [UInt8] = data.isEmpty ? [0] : data
         let dataLength = data.count
-        let status = dataBytes.withUnsafeBytes { dataBuffer in
-            output.withUnsafeMutableBufferPointer { outputBuffer in
-                EVP_Digest(
-                    dataBuffer.baseAddress, dataLength,
-                    outputBuffer.baseAddress, &outputLength, algorithm.evpMD, nil)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { output in
+            var outputLength: UInt32 = 0
+            let status = dataBytes.withUnsafeBytes { dataBuffer in
+                EVP_Digest(dataBuffer.baseAddress, dataLength, output.baseAddress, &outputLength, algorithm.evpMD, nil)
             }
+            // As with HMAC: failure means OpenSSL itself is broken, never bad input.
+            guard status == 1, Int(outputLength) == algorithm.digestLength else {
+                preconditionFailure("OpenSSL EVP_Digest(\(algorithm.rawValue)) failed")
+            }
+            return Array(output[..<Int(outputLength)])
         }
-        // As with HMAC: failure means OpenSSL itself is broken, never bad input.
-        guard status == 1, Int(outputLength) == algorithm.digestLength else {
-            preconditionFailure("OpenSSL EVP_Digest(\(algorithm.rawValue)) failed")
-        }
-        return Array(output.prefix(Int(outputLength)))
     }
 }

@@ -1,16 +1,16 @@
 /// Base-16 text, as used by Mercado Pago signatures and Adyen HMAC keys.
 public enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Encodes `bytes` as lowercase hex, two characters per byte.
     public static func encode(_ bytes: [UInt8]) -> String {
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        // Written straight into the String's storage: one allocation, no intermediate array.
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            let digits: StaticString = "0123456789abcdef"
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                text[2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// Decodes hex text; upper- and lowercase digits are both accepted.

@@ -67,10 +67,13 @@ final class HTTPExchange: @unchecked Sendable {
             headers = Self.readHeaders(connection)
             phase = .receivingBody
             // Refuse before reading: a declared oversize body is never buffered.
-            if let declared = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }),
-               declared > context.maxBodyBytes {
-                phase = .answered
-                return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
+            if let declared = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }) {
+                if declared > context.maxBodyBytes {
+                    phase = .answered
+                    return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
+                }
+                // The body arrives in one or more pieces; one allocation holds them all.
+                body.reserveCapacity(declared)
             }
             return true
 
@@ -139,15 +142,23 @@ final class HTTPExchange: @unchecked Sendable {
 
     private static func readHeaders(_ connection: OpaquePointer) -> [(name: String, value: String)] {
         var collected: [(name: String, value: String)] = []
+        // Webhook requests carry a handful of headers: one allocation instead of regrowing.
+        collected.reserveCapacity(12)
         withUnsafeMutablePointer(to: &collected) { pointer in
             payhook_mhd_visit_headers(connection, { context, name, nameLength, value, valueLength in
                 guard let context, let name, let value else { return }
                 let headers = context.assumingMemoryBound(to: [(name: String, value: String)].self)
                 let nameBytes = UnsafeRawBufferPointer(start: name, count: nameLength)
                 let valueBytes = UnsafeRawBufferPointer(start: value, count: valueLength)
-                headers.pointee.append((
-                    name: String(decoding: nameBytes, as: UTF8.self).asciiLowercased(),
-                    value: String(decoding: valueBytes, as: UTF8.self)))
+                // Lowercased through a stack buffer: names of up to 15 bytes become Strings
+                // stored inline, with no allocation at all.
+                let lowercasedName = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(nameLength, 1)) { buffer in
+                    for (index, byte) in nameBytes.enumerated() {
+                        buffer[index] = byte >= 65 && byte <= 90 ? byte + 32 : byte
+                    }
+                    return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<nameLength]), as: UTF8.self)
+                }
+                headers.pointee.append((name: lowercasedName, value: String(decoding: valueBytes, as: UTF8.self)))
             }, pointer)
         }
         return collected
@@ -155,17 +166,41 @@ final class HTTPExchange: @unchecked Sendable {
 
     /// Queues `response` on the connection; false if libmicrohttpd refused it.
     static func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> Bool {
+        let status = UInt32((200...599).contains(response.status) ? response.status : 500)
+        if let prepared = response.prepared?.pointer {
+            return payhook_mhd_queue(connection, status, prepared) != 0
+        }
+        guard let built = build(response) else { return false }
+        return payhook_mhd_queue_and_release(connection, status, built) != 0
+    }
+
+    /// A libmicrohttpd response with `response`'s headers and a copy of its body; the caller
+    /// owns it. `nil` if libmicrohttpd cannot allocate one.
+    static func build(_ response: HTTPResponse) -> OpaquePointer? {
         let built = response.body.withUnsafeBytes { bytes in
             payhook_mhd_response_copying(bytes.baseAddress, bytes.count)
         }
-        guard let built else { return false }
+        guard let built else { return nil }
         for header in response.headers {
-            let name = header.name.asciiLowercased()
             // libmicrohttpd frames the body itself; a second length header would corrupt it.
-            if name == "content-length" || name == "transfer-encoding" { continue }
+            if isFramingHeader(header.name) { continue }
             _ = payhook_mhd_add_header(built, header.name, header.value)
         }
-        let status = (200...599).contains(response.status) ? response.status : 500
-        return payhook_mhd_queue_and_release(connection, UInt32(status), built) != 0
+        return built
+    }
+
+    /// `content-length` or `transfer-encoding`, in any case, compared without allocating.
+    static func isFramingHeader(_ name: String) -> Bool {
+        func matches(_ lowercased: StaticString) -> Bool {
+            guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
+            var offset = 0
+            for byte in name.utf8 {
+                let lower = byte >= 65 && byte <= 90 ? byte + 32 : byte
+                guard lower == lowercased.utf8Start[offset] else { return false }
+                offset += 1
+            }
+            return true
+        }
+        return matches("content-length") || matches("transfer-encoding")
     }
 }

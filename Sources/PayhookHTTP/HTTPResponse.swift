@@ -5,15 +5,35 @@
 /// one containing a line break) is dropped rather than sent.
 public struct HTTPResponse: Sendable {
     /// HTTP status code; a value outside 200...599 is sent as 500.
-    public var status: Int
+    public var status: Int { didSet { prepared = nil } }
     /// Header pairs, sent in this order.
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    public var headers: [(name: String, value: String)] { didSet { prepared = nil } }
+    public var body: [UInt8] { didSet { prepared = nil } }
+    /// libmicrohttpd's copy of this response, built once by ``reusable()``; any change to the
+    /// response drops it, so what is sent always matches the fields.
+    private(set) var prepared: PreparedResponse?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.prepared = nil
+    }
+
+    /// The same response, with libmicrohttpd's copy of it (status line aside: headers and body)
+    /// built now and shared by every request it answers.
+    ///
+    /// For responses sent over and over, such as a webhook acknowledgement: sending it then
+    /// costs no allocation or copy. Keep the result in a `static let`; building one per
+    /// request gains nothing.
+    /// ```swift
+    /// respond(HTTPResponse(status: 200, body: Array("ok".utf8)))   // builds and frees per request
+    /// static let ok = HTTPResponse(status: 200, body: Array("ok".utf8)).reusable()  // right
+    /// ```
+    public func reusable() -> HTTPResponse {
+        var response = self
+        response.prepared = PreparedResponse(response)
+        return response
     }
 
     /// A `text/plain; charset=utf-8` response.

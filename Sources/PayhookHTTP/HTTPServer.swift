@@ -239,11 +239,12 @@ private func requestStarted(
             rawQuery = String(decoding: bytes[(mark + 1)...], as: UTF8.self)
         }
     }
-    var address = [CChar](repeating: 0, count: 64)
-    if let connection {
-        payhook_mhd_client_address(connection, &address, address.count)
+    // A stack buffer: an IPv4 address then fits a String stored inline, with no allocation.
+    let remoteAddress = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String in
+        guard let connection, let base = buffer.baseAddress else { return "" }
+        payhook_mhd_client_address(connection, base, buffer.count)
+        return String(cString: base)
     }
-    let remoteAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let exchange = HTTPExchange(context: context, rawQuery: rawQuery, remoteAddress: remoteAddress)
     context.requestsInProgress.add(1, ordering: .relaxed)
     return Unmanaged.passRetained(exchange).toOpaque()

@@ -20,23 +20,43 @@ struct WebhookIngress: Sendable {
         (1...64).contains(account.count) && account.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
+    /// The provider and account segments of `/webhooks/{provider}[/{account}]`; `nil` for
+    /// other paths. ASCII paths are split on bytes (no array, no grapheme breaking); others
+    /// take the Character split, where the two could disagree.
+    static func webhookRoute(_ path: String) -> (provider: Substring, account: Substring?)? {
+        let utf8 = path.utf8
+        guard utf8.allSatisfy({ $0 < 0x80 }) else {
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            // "", "webhooks", provider[, account]
+            guard segments.count >= 3, segments.count <= 4, segments[0].isEmpty, segments[1] == "webhooks" else { return nil }
+            return (segments[2], segments.count == 4 ? segments[3] : nil)
+        }
+        let prefix = "/webhooks/".utf8
+        guard utf8.starts(with: prefix) else { return nil }
+        let providerStart = utf8.index(utf8.startIndex, offsetBy: prefix.count)
+        guard let slash = utf8[providerStart...].firstIndex(of: UInt8(ascii: "/")) else {
+            return (path[providerStart...], nil)
+        }
+        let accountStart = utf8.index(after: slash)
+        guard !utf8[accountStart...].contains(UInt8(ascii: "/")) else { return nil }
+        return (path[providerStart..<slash], path[accountStart...])
+    }
+
     /// Handles `/webhooks/{provider}[/{account}]`; returns false for other paths.
     func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
-        // "", "webhooks", provider[, account]
-        guard segments.count >= 3, segments.count <= 4, segments[0].isEmpty, segments[1] == "webhooks" else { return false }
+        guard let route = Self.webhookRoute(request.path) else { return false }
         let started = ContinuousClock.now
-        guard let provider = ProviderID(rawValue: String(segments[2])) else {
+        guard let provider = ProviderID(rawValue: String(route.provider)) else {
             respond(.text(404, "unknown provider\n"))
             return true
         }
         var account: String?
-        if segments.count == 4 {
-            guard Self.isValidAccount(segments[3]) else {
+        if let accountSegment = route.account {
+            guard Self.isValidAccount(accountSegment) else {
                 reject(provider, account: "", reason: "unknown_account", status: 404, request, respond)
                 return true
             }
-            account = String(segments[3])
+            account = String(accountSegment)
         }
         guard request.method == "POST" else {
             metrics.rejected(provider, reason: "method_not_allowed")
@@ -93,7 +113,7 @@ struct WebhookIngress: Sendable {
                     respond(Self.acknowledgement(provider))
                 case .unavailable:
                     counters.failed.increment()
-                    respond(HTTPResponse(status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")], body: Array("storage unavailable, retry\n".utf8)))
+                    respond(Self.storageUnavailable)
                 }
                 counters.latency.observe(ContinuousClock.now - started)
             }
@@ -102,34 +122,100 @@ struct WebhookIngress: Sendable {
     }
 
     /// What each provider expects as a success answer; Adyen's body satisfies its old rule too.
+    /// Built once: every acknowledged delivery sends one of these.
     static func acknowledgement(_ provider: ProviderID) -> HTTPResponse {
         switch provider {
-        case .adyen: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("[accepted]".utf8))
-        case .mercadopago, .pxp: HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        case .adyen: adyenAcknowledgement
+        case .mercadopago, .pxp: plainAcknowledgement
         }
     }
 
+    private static let adyenAcknowledgement =
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("[accepted]".utf8)).reusable()
+    private static let plainAcknowledgement =
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8)).reusable()
+    private static let storageUnavailable = HTTPResponse(
+        status: 503, headers: [("Retry-After", "5"), ("Content-Type", "text/plain")],
+        body: Array("storage unavailable, retry\n".utf8)).reusable()
+
+    /// `application/json` or `application/*+json`, parameters and case aside; compared on
+    /// bytes because it runs for every delivery.
     static func isJSON(_ contentType: String) -> Bool {
+        var text = contentType
+        let verdict: Bool? = text.withUTF8 { bytes in
+            // Outside ASCII, bytes and Characters can disagree on where a prefix ends; such
+            // (unusual) values take the Character comparison below.
+            var start = 0
+            var end = bytes.count
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                if byte >= 0x80 { return nil }
+                if byte == UInt8(ascii: ";") && end == bytes.count { end = index }
+            }
+            func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            func matches(_ literal: StaticString, at offset: Int) -> Bool {
+                let count = literal.utf8CodeUnitCount
+                guard offset >= start, offset + count <= end else { return false }
+                for index in 0..<count {
+                    let byte = bytes[offset + index]
+                    guard (byte >= 65 && byte <= 90 ? byte + 32 : byte) == literal.utf8Start[index] else { return false }
+                }
+                return true
+            }
+            if end - start == 16 && matches("application/json", at: start) { return true }
+            return matches("application/", at: start) && end - start >= 17 && matches("+json", at: end - 5)
+        }
+        if let verdict { return verdict }
         let media = (contentType.firstIndex(of: ";").map { contentType[..<$0] } ?? Substring(contentType))
             .trimmingASCIIWhitespace().asciiLowercased()
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
-    /// The kept headers as a JSON object with sorted keys; written with appends into one
-    /// buffer because it runs for every delivery.
+    /// The kept headers as a JSON object with sorted keys; written with whole-string copies
+    /// into one buffer because it runs for every delivery.
     static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
-        var headers = kept
-        if let contentType { headers["content-type"] = contentType }
-        var out = "{"
-        out.reserveCapacity(64 * (headers.count + 1))
-        for (index, (name, value)) in headers.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out += "," }
-            out += JSONString.quote(name)
-            out += ":"
-            out += JSONString.quote(value)
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(kept.count + 1)
+        for (name, value) in kept where contentType == nil || name != "content-type" {
+            headers.append((name, value))
         }
-        out += "}"
-        return out
+        if let contentType { headers.append(("content-type", contentType)) }
+        headers.sort { $0.name < $1.name }
+
+        var capacity = 2
+        var plain = true
+        for (name, value) in headers {
+            capacity += name.utf8.count + value.utf8.count + 6
+            plain = plain && !needsEscaping(name) && !needsEscaping(value)
+        }
+        guard plain else {
+            var out = "{"
+            for (index, (name, value)) in headers.enumerated() {
+                if index > 0 { out += "," }
+                out += JSONString.quote(name) + ":" + JSONString.quote(value)
+            }
+            return out + "}"
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        out.append(UInt8(ascii: "{"))
+        for (index, (name, value)) in headers.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: "\"")])
+            out.append(contentsOf: value.utf8)
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `text` needs an escape as a JSON string (what `JSONString.quote` would change).
+    private static func needsEscaping(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
     private func reject(

@@ -13,22 +13,25 @@ struct AdyenNotificationItem {
     /// Base64 from `additionalData.hmacSignature`, `nil` when absent.
     let hmacSignature: String?
 
-    /// Reads `{"NotificationRequestItem": {...}}`; `nil` when the wrapper or item is not an
-    /// object. Missing or null fields become empty strings, as Adyen's libraries do.
-    init?(_ element: JSONValue) {
-        guard case .object = element, let item = element["NotificationRequestItem"], case .object = item else {
-            return nil
+    /// Reads `{"NotificationRequestItem": {...}}` at `element` of `document`; `nil` when the
+    /// wrapper or item is not an object. Missing or null fields become empty strings, as
+    /// Adyen's libraries do.
+    init?(_ document: JSONDocument, _ element: JSONDocument.Node) {
+        let item = document.member("NotificationRequestItem", of: element)
+        guard document.isObject(element), document.isObject(item) else { return nil }
+        func text(_ key: String, of node: JSONDocument.Node?) -> String {
+            document.scalarText(document.member(key, of: node)) ?? ""
         }
-        func text(_ value: JSONValue?) -> String { value?.scalarText ?? "" }
-        pspReference = text(item["pspReference"])
-        originalReference = text(item["originalReference"])
-        merchantAccountCode = text(item["merchantAccountCode"])
-        merchantReference = text(item["merchantReference"])
-        value = text(item["amount"]?["value"])
-        currency = text(item["amount"]?["currency"])
-        eventCode = text(item["eventCode"])
-        success = text(item["success"])
-        hmacSignature = item["additionalData"]?["hmacSignature"]?.scalarText
+        let amount = document.member("amount", of: item)
+        pspReference = text("pspReference", of: item)
+        originalReference = text("originalReference", of: item)
+        merchantAccountCode = text("merchantAccountCode", of: item)
+        merchantReference = text("merchantReference", of: item)
+        value = text("value", of: amount)
+        currency = text("currency", of: amount)
+        eventCode = text("eventCode", of: item)
+        success = text("success", of: item)
+        hmacSignature = document.scalarText(document.member("hmacSignature", of: document.member("additionalData", of: item)))
     }
 
     /// The eight fields joined by `:` with no escaping: the exact bytes Adyen signs.

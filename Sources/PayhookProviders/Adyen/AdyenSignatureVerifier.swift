@@ -26,18 +26,19 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
     /// Checks every item of a standard webhook, or the `HmacSignature` header otherwise.
     /// `now` is unused: Adyen signs no timestamp.
     public func verify(_ request: WebhookRequest, now: Date) -> VerificationResult {
-        let body = JSONValue.parse(request.body)
-        if let items = body?["notificationItems"] {
-            return verifyStandard(items)
+        let body = JSONDocument(request.body)
+        if let body, let items = body.member("notificationItems", of: body.root) {
+            return verifyStandard(body, items: items)
         }
         return verifyHeader(request, body: body)
     }
 
-    private func verifyStandard(_ itemsValue: JSONValue) -> VerificationResult {
-        guard case .array(let elements) = itemsValue, !elements.isEmpty else { return .rejected(.malformedBody) }
+    private func verifyStandard(_ body: JSONDocument, items itemsNode: JSONDocument.Node) -> VerificationResult {
+        guard let elements = body.elements(of: itemsNode), !elements.isEmpty else { return .rejected(.malformedBody) }
         var items: [AdyenNotificationItem] = []
+        items.reserveCapacity(elements.count)
         for element in elements {
-            guard let item = AdyenNotificationItem(element) else { return .rejected(.malformedBody) }
+            guard let item = AdyenNotificationItem(body, element) else { return .rejected(.malformedBody) }
             items.append(item)
         }
 
@@ -68,7 +69,7 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
             keyIndex: keyIndex))
     }
 
-    private func verifyHeader(_ request: WebhookRequest, body: JSONValue?) -> VerificationResult {
+    private func verifyHeader(_ request: WebhookRequest, body: JSONDocument?) -> VerificationResult {
         guard let signatureText = request.nonEmptyHeader("HmacSignature") else { return .rejected(.missingSignature) }
         guard let signature = try? Base64.decode(signatureText.trimmingASCIIWhitespace()),
               !signature.isEmpty
@@ -77,8 +78,8 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
             return .rejected(.signatureMismatch)
         }
 
-        let eventID = body?["eventId"]?.scalarText ?? ""
-        let type = body?["type"]?.scalarText ?? ""
+        let eventID = body.flatMap { $0.scalarText($0.member("eventId", of: $0.root)) } ?? ""
+        let type = body.flatMap { $0.scalarText($0.member("type", of: $0.root)) } ?? ""
         // Tokenization events carry `eventId`; management events may not, and for those a
         // retry resends the same bytes, so the body digest identifies the delivery.
         let dedupKey = eventID.isEmpty ? DedupKey.sha256(request.body) : "\(eventID):\(type)"

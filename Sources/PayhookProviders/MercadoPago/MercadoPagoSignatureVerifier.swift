@@ -62,7 +62,7 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
             signature.ts, allowISO8601: false, now: now, tolerance: tolerance, policy: stalePolicy)
         else { return .rejected(.staleTimestamp) }
 
-        let body = JSONValue.parse(request.body)
+        let body = JSONDocument(request.body)
         return .verified(VerifiedDelivery(
             dedupKey: Self.dedupKey(body: body, rawBody: request.body, queryDataID: rawDataID),
             eventType: Self.eventType(body: body),
@@ -84,20 +84,29 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
     ///
     /// Falls back to a digest of the body when it is not a JSON object or carries none of
     /// `type`, `action`, `id` (a key of bare separators would merge unrelated deliveries).
-    static func dedupKey(body: JSONValue?, rawBody: [UInt8], queryDataID: String?) -> String {
-        guard let body, case .object = body else { return DedupKey.sha256(rawBody) }
-        let type = body["type"]?.scalarText ?? ""
-        let action = body["action"]?.scalarText ?? ""
-        let id = body["id"]?.scalarText ?? ""
+    static func dedupKey(body: JSONDocument?, rawBody: [UInt8], queryDataID: String?) -> String {
+        guard let body, body.isObject(body.root) else { return DedupKey.sha256(rawBody) }
+        let type = body.scalarText(body.member("type", of: body.root)) ?? ""
+        let action = body.scalarText(body.member("action", of: body.root)) ?? ""
+        let id = body.scalarText(body.member("id", of: body.root)) ?? ""
         guard !(type.isEmpty && action.isEmpty && id.isEmpty) else { return DedupKey.sha256(rawBody) }
-        let dataID = queryDataID ?? body["data"]?["id"]?.scalarText ?? ""
-        return [type, dataID, action, id].joined(separator: ":")
+        let dataID = queryDataID ?? body.scalarText(body.member("id", of: body.member("data", of: body.root))) ?? ""
+        var key = type
+        key.reserveCapacity(type.utf8.count + dataID.utf8.count + action.utf8.count + id.utf8.count + 3)
+        key += ":"
+        key += dataID
+        key += ":"
+        key += action
+        key += ":"
+        key += id
+        return key
     }
 
     /// `action` (e.g. `payment.updated`) when present, else `type` (e.g. `payment`).
-    static func eventType(body: JSONValue?) -> String? {
-        if let action = body?["action"]?.scalarText, !action.isEmpty { return action }
-        if let type = body?["type"]?.scalarText, !type.isEmpty { return type }
+    static func eventType(body: JSONDocument?) -> String? {
+        guard let body else { return nil }
+        if let action = body.scalarText(body.member("action", of: body.root)), !action.isEmpty { return action }
+        if let type = body.scalarText(body.member("type", of: body.root)), !type.isEmpty { return type }
         return nil
     }
 }

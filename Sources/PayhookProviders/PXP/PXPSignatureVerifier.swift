@@ -50,7 +50,11 @@ public struct PXPSignatureVerifier: WebhookVerifier {
               !signature.isEmpty
         else { return .rejected(.malformedSignature) }
 
-        let message = Array(requestID.utf8) + Array(timestamp.utf8) + request.body
+        var message: [UInt8] = []
+        message.reserveCapacity(requestID.utf8.count + timestamp.utf8.count + request.body.count)
+        message.append(contentsOf: requestID.utf8)
+        message.append(contentsOf: timestamp.utf8)
+        message.append(contentsOf: request.body)
         guard let keyIndex = keys.indexOfKey(signing: message, as: signature, algorithm: algorithm) else {
             return .rejected(.signatureMismatch)
         }
@@ -58,7 +62,8 @@ public struct PXPSignatureVerifier: WebhookVerifier {
             timestamp, allowISO8601: true, now: now, tolerance: tolerance, policy: stalePolicy)
         else { return .rejected(.staleTimestamp) }
 
-        let category = JSONValue.parse(request.body)?["eventCategory"]?.scalarText
+        let body = JSONDocument(request.body)
+        let category = body.flatMap { $0.scalarText($0.member("eventCategory", of: $0.root)) }
         // UNCONFIRMED whether PXP retries reuse an id we could key on; a retry resends the
         // same body, so its digest identifies the delivery.
         return .verified(VerifiedDelivery(

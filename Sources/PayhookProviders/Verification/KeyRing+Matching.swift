@@ -9,8 +9,8 @@ extension KeyRing {
     func indexOfKey(signing message: [UInt8], as signature: [UInt8], algorithm: HashAlgorithm = .sha256) -> Int? {
         // An empty signature would only "match" an empty MAC; never let it reach a comparison.
         guard !signature.isEmpty else { return nil }
-        for (index, key) in keys.enumerated() {
-            let expected = HMAC.authenticationCode(algorithm, key: key, message: message)
+        for (index, key) in (hmacKeys[algorithm] ?? []).enumerated() {
+            let expected = key.authenticationCode(message)
             if ConstantTime.equals(expected, signature) { return index }
         }
         return nil

@@ -9,10 +9,18 @@ import PayhookCrypto
 public struct KeyRing: Sendable {
     /// Raw key bytes, current key first.
     public let keys: [[UInt8]]
+    /// The same keys prepared for HMAC, per algorithm, in ring order: verifiers check every
+    /// delivery against them, and a prepared key skips OpenSSL's per-call key setup.
+    let hmacKeys: [HashAlgorithm: [HMACKey]]
 
     /// A ring of already-decoded keys. An empty ring verifies nothing.
     public init(keys: [[UInt8]]) {
         self.keys = keys
+        var prepared: [HashAlgorithm: [HMACKey]] = [:]
+        for algorithm in HashAlgorithm.allCases {
+            prepared[algorithm] = keys.map { HMACKey(algorithm, key: $0) }
+        }
+        self.hmacKeys = prepared
     }
 }
 

@@ -1,0 +1,91 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import Synchronization
+import Testing
+@testable import PayhookApp
+
+@Suite("Array literals for the ingest INSERT")
+struct PostgresArrayLiteralTests {
+    @Test("strings are quoted with quotes and backslashes escaped; nil is NULL; integers are decimal")
+    func literalText() {
+        var texts = PostgresArrayLiteral(capacity: 8)
+        #expect(texts.finish() == "{}")
+        texts = PostgresArrayLiteral(capacity: 8)
+        for element in ["a", "", "x,y {z}", #"q"b\c"#, "é", nil] as [String?] { texts.append(element) }
+        #expect(texts.finish() == #"{"a","","x,y {z}","q\"b\\c","é",NULL}"#)
+        var numbers = PostgresArrayLiteral(capacity: 8)
+        for number: Int64 in [0, 7, -12, 1_796_001_460_123_456, .max, .min] { numbers.append(number) }
+        #expect(numbers.finish() == "{0,7,-12,1796001460123456,9223372036854775807,-9223372036854775808}")
+    }
+}
+
+@Suite("Inbound event writer against PostgreSQL")
+struct InboundEventWriterTests {
+    static func draft(_ provider: ProviderID, key: String, eventType: String?, body: [UInt8], received: Date,
+                      account: String = "", headers: String = "{}", query: String = "", remote: String = "127.0.0.1") -> InboundEventDraft {
+        InboundEventDraft(provider: provider, account: account, dedupKey: key, eventType: eventType, receivedAt: received,
+                          remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body)
+    }
+
+    @Test("one batch stores awkward values exactly, answers duplicates (also inside the batch), and keeps row order")
+    func roundTrip() async throws {
+        let database = try await TestDatabase.migrated("writer")
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        let received = Date(timeIntervalSince1970: 1_796_001_460.123456)
+        let drafts = [
+            Self.draft(.adyen, key: #"k"1\x,{}"#, eventType: nil, body: Array(#"{"a":"b\"c"}"#.utf8), received: received,
+                       headers: #"{"content-type":"application/json","x-q":"a\"b\\c"}"#, query: "data.id=1&x=\"y\""),
+            Self.draft(.pxp, key: "k2", eventType: "x,y", body: [], received: received.addingTimeInterval(0.000001),
+                       account: "acme", remote: "::1"),
+            Self.draft(.adyen, key: #"k"1\x,{}"#, eventType: "AUTHORISATION", body: [1, 2, 3], received: received),
+            Self.draft(.mercadopago, key: "k2", eventType: "payment.updated", body: Array(0...255), received: received,
+                       headers: #"{"é":"ü"}"#),
+        ]
+        let outcomes = Outcomes()
+        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: MetricsRegistry())
+        // Queued before the writers start, so the four rows form one batch.
+        for (index, draft) in drafts.enumerated() {
+            writer.store(draft) { outcome in outcomes.record(index, outcome) }
+        }
+        writer.stop()
+        await writer.run(writers: 1)
+
+        let recorded = outcomes.all
+        #expect(recorded.count == 4)
+        guard case .stored(let first)? = recorded[0], case .stored(let second)? = recorded[1],
+              case .duplicate? = recorded[2], case .stored(let fourth)? = recorded[3] else {
+            Issue.record("unexpected outcomes \(recorded)")
+            return
+        }
+        #expect(first < second && second < fourth)
+
+        let rows = try await pool.query("""
+            SELECT provider, account, dedup_key, event_type, received_at, remote_addr, headers::text AS headers, query, body,
+                   (extract(epoch FROM received_at) * 1000000)::int8 AS micros
+            FROM inbound_events ORDER BY id
+            """)
+        let stored = Array(rows)
+        #expect(stored.count == 3)
+        for (row, index) in zip(stored, [0, 1, 3]) {
+            let draft = drafts[index]
+            #expect(try row.decode("provider") as String == draft.provider.rawValue)
+            #expect(try row.decode("account") as String == draft.account)
+            #expect(try row.decode("dedup_key") as String == draft.dedupKey)
+            #expect(try row.decode("event_type") as String? == draft.eventType)
+            #expect(try row.decode("micros") as Int64 == Int64((draft.receivedAt.timeIntervalSince1970 * 1_000_000).rounded()))
+            #expect(try row.decode("remote_addr") as String == draft.remoteAddress)
+            #expect(try row.decode("query") as String == draft.rawQuery)
+            #expect(try row.decode("body") as [UInt8] == draft.body)
+        }
+        #expect(try stored[0].decode("headers") as String == #"{"x-q": "a\"b\\c", "content-type": "application/json"}"#)
+        await pool.close()
+    }
+}
+
+/// Completions arrive on writer tasks; the test reads them after `run` returns.
+private final class Outcomes: Sendable {
+    private let state = Mutex<[Int: InboundWriteOutcome]>([:])
+    func record(_ index: Int, _ outcome: InboundWriteOutcome) { state.withLock { $0[index] = outcome } }
+    var all: [InboundWriteOutcome?] { state.withLock { state in (0..<4).map { state[$0] } } }
+}
