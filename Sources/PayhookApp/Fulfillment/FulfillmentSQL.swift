@@ -1,16 +1,15 @@
 /// Statements of the fulfillment path. Ids travel as JSON arrays (`$n::jsonb`) like the
 /// processor's, so one prepared statement serves any batch size.
 enum FulfillmentSQL {
-    /// Payments written by these inbound events that name no order but carry the merchant
+    /// Payments just written (`$1`, a bigint array) that name no order but carry the merchant
     /// reference of a registered order (Adyen and PXP payments know only the reference).
+    /// Returns the orders they now belong to.
     static let linkPaymentsByReference = """
         UPDATE payments p SET order_id = o.id, updated_at = now()
         FROM orders o
-        WHERE p.id IN (SELECT payment_id FROM payment_events
-                       WHERE inbound_event_id IN (SELECT (jsonb_array_elements_text($1::jsonb))::bigint)
-                         AND payment_id IS NOT NULL)
-          AND p.order_id IS NULL AND p.merchant_reference IS NOT NULL
+        WHERE p.id = ANY($1::bigint[]) AND p.order_id IS NULL
           AND o.provider = p.provider AND o.merchant_reference = p.merchant_reference AND o.registered_at IS NOT NULL
+        RETURNING o.id AS order_id
         """
 
     /// Links earlier payments to an order registered after they arrived.
@@ -19,35 +18,27 @@ enum FulfillmentSQL {
         WHERE provider = $2 AND merchant_reference = $3 AND order_id IS NULL
         """
 
-    /// The follow-ups owed for the orders touched by inbound events `$1` or named in `$2`:
+    /// The follow-ups owed for the orders `$1` (a bigint array):
     ///
     /// - `paid`: registered orders not yet in fulfillment that now have a payment in one of
-    ///   the paid statuses `$3` (JSON array); they move to `pending` here, and the caller
+    ///   the paid statuses `$2` (a text array); they move to `pending` here, and the caller
     ///   enqueues `fulfill_order` in the same transaction.
     /// - `reversal`: payments of orders whose `order.paid` callback exists that are now
     ///   refunded (in part) or charged back; the caller queues `order.refunded` /
     ///   `order.charged_back` callbacks, keyed so a repeat of the same fact is a no-op.
     static let followUps = """
-        WITH touched AS (
-            SELECT coalesce(pe.order_id, p.order_id) AS order_id
-            FROM payment_events pe LEFT JOIN payments p ON p.id = pe.payment_id
-            WHERE pe.inbound_event_id IN (SELECT (jsonb_array_elements_text($1::jsonb))::bigint)
-            UNION
-            SELECT (jsonb_array_elements_text($2::jsonb))::bigint
-        ), paid AS (
+        WITH paid AS (
             UPDATE orders o SET fulfillment_status = 'pending', updated_at = now()
-            FROM touched t
-            WHERE o.id = t.order_id AND o.registered_at IS NOT NULL AND o.fulfillment_status = 'none'
-              AND EXISTS (SELECT 1 FROM payments p
-                          WHERE p.order_id = o.id
-                            AND p.status IN (SELECT jsonb_array_elements_text($3::jsonb)))
+            WHERE o.id = ANY($1::bigint[]) AND o.registered_at IS NOT NULL AND o.fulfillment_status = 'none'
+              AND EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.status = ANY($2::text[]))
             RETURNING o.id
         )
         SELECT 'paid' AS follow_up, id AS order_id, NULL::bigint AS payment_id FROM paid
         UNION ALL
         SELECT 'reversal', p.order_id, p.id
-        FROM payments p JOIN touched t ON t.order_id = p.order_id
-        WHERE (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back'))
+        FROM payments p
+        WHERE p.order_id = ANY($1::bigint[])
+          AND (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back'))
           AND EXISTS (SELECT 1 FROM merchant_callbacks c WHERE c.order_id = p.order_id AND c.type = 'order.paid')
         """
 

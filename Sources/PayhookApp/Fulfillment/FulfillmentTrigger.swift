@@ -16,22 +16,27 @@ struct FulfillmentTrigger: Sendable {
     static func fulfillUniqueKey(orderID: Int64) -> String { "\(fulfillKind):\(orderID)" }
 
     /// After a processor batch: links reference-only payments to registered orders, then queues
-    /// follow-ups for every order the batch touched.
-    func afterProcessing(inboundEventIDs: [Int64], on connection: PostgresConnection) async throws {
-        guard !inboundEventIDs.isEmpty else { return }
-        let ids = Self.jsonArray(inboundEventIDs)
-        try await connection.query(FulfillmentSQL.linkPaymentsByReference, [.jsonb(ids)])
-        try await queueFollowUps(inboundEventIDs: ids, orderIDs: "[]", on: connection)
+    /// follow-ups for every order the batch touched. Nothing to do (the common case for
+    /// providers without merchant orders) costs at most one indexed statement.
+    func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
+        var orderIDs = touched.orderIDs
+        if !touched.unlinkedPaymentIDs.isEmpty {
+            let linked = try await connection.query(FulfillmentSQL.linkPaymentsByReference,
+                                                    [.text(Self.arrayLiteral(touched.unlinkedPaymentIDs))])
+            for row in linked { orderIDs.insert(try row.decode("order_id")) }
+        }
+        guard !orderIDs.isEmpty else { return }
+        try await queueFollowUps(orderIDs: orderIDs.sorted(), on: connection)
     }
 
     /// After an order is registered (its payments may have arrived first).
     func afterRegistration(orderID: Int64, on connection: PostgresConnection) async throws {
-        try await queueFollowUps(inboundEventIDs: "[]", orderIDs: Self.jsonArray([orderID]), on: connection)
+        try await queueFollowUps(orderIDs: [orderID], on: connection)
     }
 
-    private func queueFollowUps(inboundEventIDs: String, orderIDs: String, on connection: PostgresConnection) async throws {
+    private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws {
         let rows = try await connection.query(FulfillmentSQL.followUps, [
-            .jsonb(inboundEventIDs), .jsonb(orderIDs), .jsonb(Self.jsonArray(settings.paidStatuses)),
+            .text(Self.arrayLiteral(orderIDs)), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
         var reversals: [(order: Int64, payment: Int64)] = []
@@ -81,6 +86,7 @@ struct FulfillmentTrigger: Sendable {
         return callbacks
     }
 
-    static func jsonArray(_ ids: [Int64]) -> String { "[" + ids.map(String.init).joined(separator: ",") + "]" }
+    /// `{1,2,3}`: a PostgreSQL array literal of ids, bound as text and cast in the statement.
+    static func arrayLiteral(_ ids: [Int64]) -> String { "{" + ids.map(String.init).joined(separator: ",") + "}" }
     static func jsonArray(_ texts: [String]) -> String { "[" + texts.map { JSONString.quote($0) }.joined(separator: ",") + "]" }
 }

@@ -57,17 +57,21 @@ struct CanonicalEventApplier: Sendable {
     /// - Parameters:
     ///   - index: position of each event inside the inbound event, used to name adjustments
     ///     that have no provider reference of their own.
+    /// - Returns: the orders and payments the events touched, for fulfillment's follow-ups.
     /// - Throws: `PostgresError` from any statement; the caller rolls back to its savepoint.
+    @discardableResult
     func apply(_ events: [ApplicableEvent], inboundEventID: Int64, receivedAt: Date,
-               on connection: PostgresConnection) async throws {
+               on connection: PostgresConnection) async throws -> TouchedRows {
+        var touched = TouchedRows()
         for (index, applicable) in events.enumerated() {
             let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt)
             switch applicable.event {
             case .payment(let snapshot):
-                try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
-                                       note: applicable.note, on: connection)
+                let written = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
+                                                     note: applicable.note, on: connection)
+                touched.record(written, merchantReference: snapshot.merchantReference)
             case .order(let order):
-                try await applyOrder(order, source: source, note: applicable.note, on: connection)
+                touched.orderIDs.insert(try await applyOrder(order, source: source, note: applicable.note, on: connection))
             case .vaultToken(let token, let change):
                 let id = try await applyToken(token, on: connection)
                 var data = EventData(provider: token.provider.rawValue)
@@ -85,6 +89,35 @@ struct CanonicalEventApplier: Sendable {
                                       occurredAt: nil, data: data, source: source, on: connection)
             }
         }
+        return touched
+    }
+
+    /// What a payment write left behind: its row and the order it belongs to, if any.
+    struct WrittenPayment {
+        let paymentID: Int64
+        let orderID: Int64?
+    }
+
+    /// Orders touched, and payments that name a merchant reference but no order yet (they may
+    /// belong to an order the merchant registered by reference).
+    struct TouchedRows: Sendable {
+        var orderIDs: Set<Int64> = []
+        var unlinkedPaymentIDs: [Int64] = []
+
+        mutating func record(_ written: WrittenPayment, merchantReference: String?) {
+            if let order = written.orderID {
+                orderIDs.insert(order)
+            } else if merchantReference != nil {
+                unlinkedPaymentIDs.append(written.paymentID)
+            }
+        }
+
+        mutating func merge(_ other: TouchedRows) {
+            orderIDs.formUnion(other.orderIDs)
+            unlinkedPaymentIDs += other.unlinkedPaymentIDs
+        }
+
+        var isEmpty: Bool { orderIDs.isEmpty && unlinkedPaymentIDs.isEmpty }
     }
 
     struct EventSource {
@@ -101,7 +134,7 @@ struct CanonicalEventApplier: Sendable {
 
     @discardableResult
     func applyPayment(_ snapshot: PaymentSnapshot, fetched: Bool, orderID: Int64?, source: EventSource,
-                      note: String?, on connection: PostgresConnection) async throws -> Int64 {
+                      note: String?, on connection: PostgresConnection) async throws -> WrittenPayment {
         let provider = snapshot.provider.rawValue
         var resolvedOrderID = orderID
         if resolvedOrderID == nil, let providerOrderID = snapshot.providerOrderID {
@@ -191,7 +224,7 @@ struct CanonicalEventApplier: Sendable {
         }
         try await insertEvent(type: CanonicalEvent.payment(snapshot).type, paymentID: paymentID, orderID: next.orderID,
                               tokenID: nil, occurredAt: snapshot.occurredAt, data: data, source: source, on: connection)
-        return paymentID
+        return WrittenPayment(paymentID: paymentID, orderID: next.orderID)
     }
 
     struct StoredPayment {
@@ -276,8 +309,9 @@ struct CanonicalEventApplier: Sendable {
 
     // MARK: Orders
 
+    @discardableResult
     func applyOrder(_ order: OrderSnapshot, source: EventSource, note: String?,
-                    on connection: PostgresConnection) async throws {
+                    on connection: PostgresConnection) async throws -> Int64 {
         let provider = order.provider.rawValue
         let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
         var orderID: Int64
@@ -325,6 +359,7 @@ struct CanonicalEventApplier: Sendable {
         data.note = note
         try await insertEvent(type: "order.updated", paymentID: nil, orderID: orderID, tokenID: nil,
                               occurredAt: order.updatedAt, data: data, source: source, on: connection)
+        return orderID
     }
 
     private func insertOrder(_ order: OrderSnapshot, on connection: PostgresConnection) async throws -> Int64 {

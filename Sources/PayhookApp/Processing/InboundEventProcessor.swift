@@ -215,6 +215,7 @@ final class InboundEventProcessor: Sendable {
         }
 
         var processed: [Int64] = []
+        var touched = CanonicalEventApplier.TouchedRows()
         let failedAt = now()
         // Releasing one event's savepoint and opening the next one's share a round trip.
         var savepointOpen = false
@@ -226,9 +227,11 @@ final class InboundEventProcessor: Sendable {
                     savepointOpen = true
                 }
                 do {
-                    try await applier.apply(events, inboundEventID: event.id, receivedAt: event.receivedAt, on: connection)
+                    let rows = try await applier.apply(events, inboundEventID: event.id, receivedAt: event.receivedAt,
+                                                       on: connection)
                     try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
                     processed.append(event.id)
+                    touched.merge(rows)
                 } catch {
                     try await connection.execute("ROLLBACK TO SAVEPOINT inbound_event; RELEASE SAVEPOINT inbound_event")
                     savepointOpen = false
@@ -241,7 +244,7 @@ final class InboundEventProcessor: Sendable {
         }
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
-            try await followUps.afterProcessing(inboundEventIDs: processed, on: connection)
+            try await followUps.afterProcessing(touched, on: connection)
             try await connection.query(ProcessingSQL.markProcessed, [.jsonb(Self.jsonArray(processed.map(String.init)))])
         }
         outcome.processed = processed.count
