@@ -5,11 +5,17 @@ enum FulfillmentSQL {
     /// reference of a registered order (Adyen and PXP payments know only the reference).
     /// Returns the orders they now belong to.
     static let linkPaymentsByReference = """
-        UPDATE payments p SET order_id = o.id, updated_at = now()
-        FROM orders o
-        WHERE p.id = ANY($1::bigint[]) AND p.order_id IS NULL
-          AND o.provider = p.provider AND o.merchant_reference = p.merchant_reference AND o.registered_at IS NOT NULL
-        RETURNING o.id AS order_id
+        WITH candidates AS (
+            SELECT p.id, o.id AS order_id
+            FROM payments p
+            CROSS JOIN LATERAL (SELECT o.id FROM orders o
+                                WHERE o.provider = p.provider AND o.merchant_reference = p.merchant_reference
+                                  AND o.registered_at IS NOT NULL) AS o
+            WHERE p.id = ANY($1::bigint[]) AND p.order_id IS NULL AND p.merchant_reference IS NOT NULL
+        )
+        UPDATE payments p SET order_id = c.order_id, updated_at = now()
+        FROM candidates c WHERE p.id = c.id
+        RETURNING c.order_id
         """
 
     /// Links earlier payments to an order registered after they arrived.

@@ -245,7 +245,7 @@ final class InboundEventProcessor: Sendable {
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
             try await followUps.afterProcessing(touched, on: connection)
-            try await connection.query(ProcessingSQL.markProcessed, [.jsonb(Self.jsonArray(processed.map(String.init)))])
+            try await connection.query(ProcessingSQL.markProcessed, [.text(FulfillmentTrigger.arrayLiteral(processed))])
         }
         outcome.processed = processed.count
         return outcome
