@@ -307,8 +307,8 @@ enum DeadLettersCommand {
     }
 
     static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
-        if let actor = parsed.values["--actor"] ?? environment["USER"], !actor.isEmpty { return actor }
-        _ = usageError("who is acting? pass --actor NAME (or set $USER); it goes into audit_log")
+        if let actor = parsed.actor(environment) { return actor }
+        _ = usageError(CommandArguments.missingActor)
         return nil
     }
 
@@ -343,6 +343,14 @@ enum DeadLettersCommand {
 
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
+    /// Who runs an action that is audited: `--actor NAME`, else `$USER`.
+    func actor(_ environment: [String: String]) -> String? {
+        guard let actor = values["--actor"] ?? environment["USER"], !actor.isEmpty else { return nil }
+        return actor
+    }
+
+    static let missingActor = "who is acting? pass --actor NAME (or set $USER); it goes into audit_log"
+
     var positionals: [String] = []
     var values: [String: String] = [:]
     var flags: Set<String> = []

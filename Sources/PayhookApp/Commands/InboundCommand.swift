@@ -42,9 +42,7 @@ enum InboundCommand {
         let json = parsed.flags.contains("--json")
         var actor = ""
         if execute {
-            guard let name = parsed.values["--actor"] ?? environment["USER"], !name.isEmpty else {
-                return usageError("who is acting? pass --actor NAME (or set $USER); it goes into audit_log")
-            }
+            guard let name = parsed.actor(environment) else { return usageError(CommandArguments.missingActor) }
             actor = name
         }
         let databaseURL: String

@@ -204,8 +204,8 @@ enum SubscriptionsCommand {
     // MARK: plumbing
 
     static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
-        if let actor = parsed.values["--actor"] ?? environment["USER"], !actor.isEmpty { return actor }
-        _ = usageError("who is acting? pass --actor NAME (or set $USER); it goes into audit_log")
+        if let actor = parsed.actor(environment) { return actor }
+        _ = usageError(CommandArguments.missingActor)
         return nil
     }
 

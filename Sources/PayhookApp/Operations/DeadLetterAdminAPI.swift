@@ -36,9 +36,9 @@ struct DeadLetterAdminAPI: Sendable {
             let letters = try await operations.list(try filter(query: request.rawQuery))
             return ok(.object([.init("dead_letters", .array(letters.map(\.json)))]))
         case ("GET", 1):
-            return ok(try await operations.detail(id: try id(route[0])).json)
+            return ok(try await operations.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)
         case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
-            let id = try id(route[0])
+            let id = try AdminRequest.pathID(route[0], of: "dead letter")
             let body = try OperatorAction.parseBody(request.body)
             let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: [
                 .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
@@ -59,7 +59,7 @@ struct DeadLetterAdminAPI: Sendable {
     static func filter(query: String) throws(OperationsError) -> DeadLetterFilter {
         var filter = DeadLetterFilter()
         filter.limit = 100
-        for (name, value) in parseQuery(query) {
+        for (name, value) in AdminRequest.queryPairs(query) {
             switch name {
             case "status":
                 guard let status = DeadLetter.Status(rawValue: value) else {
@@ -76,34 +76,12 @@ struct DeadLetterAdminAPI: Sendable {
             case "since":
                 guard let since = SinceArgument.parse(value) else { throw .invalid("since", "since: \(SinceArgument.help)") }
                 filter.createdSince = since
-            case "limit":
-                guard let limit = Int(value), (1...10_000).contains(limit) else {
-                    throw .invalid("limit", "limit must be a number from 1 to 10000")
-                }
-                filter.limit = limit
+            case "limit": filter.limit = try AdminRequest.limit(value)
             default:
                 throw .invalid(name, "unknown query parameter \(name); known: status, source, provider, reason, since, limit")
             }
         }
         return filter
-    }
-
-    private static func id(_ text: String) throws(OperationsError) -> Int64 {
-        guard let id = Int64(text), id > 0 else { throw .invalid("id", "the dead letter id must be a positive integer") }
-        return id
-    }
-
-    /// `a=1&b=x%20y` as name/value pairs, percent- and `+`-decoded.
-    static func parseQuery(_ query: String) -> [(String, String)] {
-        query.split(separator: "&").compactMap { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String {
-                let spaced = text.replacingOccurrences(of: "+", with: " ")
-                return spaced.removingPercentEncoding ?? spaced
-            }
-            guard let name = parts.first, !name.isEmpty else { return nil }
-            return (decode(name), parts.count > 1 ? decode(parts[1]) : "")
-        }
     }
 
     private static func ok(_ document: JSONDocument) -> HTTPResponse {

@@ -38,9 +38,7 @@ struct OrderAdminAPI: Sendable {
             let (order, created) = try await service.register(registration)
             return .json(created ? 201 : 200, Array(order.json.rendered.utf8))
         case ("GET", 1):
-            guard let id = Int64(route[0]), id > 0 else {
-                throw OperationsError.invalid("id", "the order id must be a positive integer")
-            }
+            let id = try AdminRequest.pathID(route[0], of: "order")
             return .json(200, Array(try await service.order(id: id).json.rendered.utf8))
         case (_, 0), (_, 1):
             return .json(405, Array(JSONDocument.object([

@@ -65,9 +65,9 @@ struct SubscriptionAdminAPI: Sendable {
             let subscriptions = try await operations.list(status: query.status, provider: query.provider, limit: query.limit)
             return json(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
         case ("GET", 1):
-            return json(200, try await operations.detail(id: try id(route[0])).json)
+            return json(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
         case ("POST", 2) where actions.contains(route[1]):
-            let id = try id(route[0])
+            let id = try AdminRequest.pathID(route[0], of: "subscription")
             let body = try OperatorAction.parseBody(request.body)
             let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
             let outcome = switch route[1] {
@@ -87,7 +87,7 @@ struct SubscriptionAdminAPI: Sendable {
 
     static func listQuery(_ query: String) throws(OperationsError) -> (status: Subscription.Status?, provider: String?, limit: Int) {
         var result: (status: Subscription.Status?, provider: String?, limit: Int) = (nil, nil, 100)
-        for (name, value) in DeadLetterAdminAPI.parseQuery(query) {
+        for (name, value) in AdminRequest.queryPairs(query) {
             switch name {
             case "status":
                 guard let status = Subscription.Status(rawValue: value) else {
@@ -95,21 +95,12 @@ struct SubscriptionAdminAPI: Sendable {
                 }
                 result.status = status
             case "provider": result.provider = value
-            case "limit":
-                guard let limit = Int(value), (1...10_000).contains(limit) else {
-                    throw .invalid("limit", "limit must be a number from 1 to 10000")
-                }
-                result.limit = limit
+            case "limit": result.limit = try AdminRequest.limit(value)
             default:
                 throw .invalid(name, "unknown query parameter \(name); known: status, provider, limit")
             }
         }
         return result
-    }
-
-    private static func id(_ text: String) throws(OperationsError) -> Int64 {
-        guard let id = Int64(text), id > 0 else { throw .invalid("id", "the subscription id must be a positive integer") }
-        return id
     }
 
     private static func json(_ status: Int, _ document: JSONDocument) -> HTTPResponse {
