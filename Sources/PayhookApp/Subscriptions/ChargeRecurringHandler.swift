@@ -45,6 +45,15 @@ struct ChargeRecurringHandler: JobHandler {
     /// Runs after the provider answered and before the answer is written: tests use it to
     /// play a worker killed between the two.
     let afterProviderCall: (@Sendable (String) async throws -> Void)?
+    /// First attempts of concurrent jobs, loaded and marked attempted in one statement
+    /// (`SubscriptionSQL.beginFirstAttempts`). Why: at hundreds of charges per second a
+    /// statement per charge, each its own commit, was the database's largest cost.
+    private let firstAttempts: BatchCombiner<String, Loaded?>
+    /// Successes of concurrent jobs, settled in one transaction.
+    private let successes: BatchCombiner<Success, Bool?>
+
+    /// Most charges one batched statement takes.
+    static let maxBatch = 64
 
     init(pool: PostgresPool, queue: JobQueue, clients: PaymentProviderClients, settings: SubscriptionSettings,
          metrics: MetricsRegistry?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
@@ -57,6 +66,8 @@ struct ChargeRecurringHandler: JobHandler {
         self.logger = logger
         self.now = now
         self.afterProviderCall = afterProviderCall
+        firstAttempts = BatchCombiner(maxBatch: Self.maxBatch) { keys in await Self.beginFirstAttempts(keys, pool: pool) }
+        successes = BatchCombiner(maxBatch: Self.maxBatch) { batch in await Self.settleSuccesses(batch, pool: pool) }
         metrics?.describe(Self.metricName, type: "counter",
                           help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success).")
     }
@@ -71,6 +82,8 @@ struct ChargeRecurringHandler: JobHandler {
         let shopperReference: String?
         let customerID: String?
         let tokenStatus: String
+        /// Frozen at the first call (`markAttempted`); nil before it, or when no cycle succeeded yet.
+        let previousTransactionReference: String?
 
         var provider: String { charge.provider ?? tokenProvider }
 
@@ -83,6 +96,7 @@ struct ChargeRecurringHandler: JobHandler {
             shopperReference = try row.decode("shopper_reference")
             customerID = try row.decode("customer_id")
             tokenStatus = try row.decode("token_status")
+            previousTransactionReference = try row.decode("previous_transaction_reference")
         }
     }
 
@@ -91,6 +105,15 @@ struct ChargeRecurringHandler: JobHandler {
             return .discard(reason: "payload_invalid: charge_recurring needs an idempotency_key")
         }
         let key = payload.idempotencyKey
+        // The common case in one batched statement: a first attempt that is certainly to be sent.
+        // Everything else (and a batch that failed) takes the one-by-one path below.
+        if let provider = payload.provider.flatMap(ProviderID.init(rawValue:)), clients.client(for: provider) != nil,
+           let loaded = await firstAttempts.submit(key) {
+            guard let providerID = ProviderID(rawValue: loaded.provider), let client = clients.client(for: providerID) else {
+                return .retry(error: "no API client configured for provider \(loaded.provider); set its PAYHOOK_\(loaded.provider.uppercased())_* API credentials")
+            }
+            return try await attempt(loaded, client: client, marked: true)
+        }
         guard let row = try await pool.query(SubscriptionSQL.loadCharge, [.text(key)]).rows.first else {
             return .discard(reason: "not_found: no charge with idempotency key \(key)")
         }
@@ -115,7 +138,7 @@ struct ChargeRecurringHandler: JobHandler {
         if charge.status == "pending", charge.attemptedAt != nil, let paymentID = charge.providerPaymentID {
             return try await recheckPending(loaded, providerPaymentID: paymentID, client: client)
         }
-        return try await attempt(loaded, client: client)
+        return try await attempt(loaded, client: client, marked: false)
     }
 
     /// Why an attempt never sent must not be sent now, or nil.
@@ -130,15 +153,22 @@ struct ChargeRecurringHandler: JobHandler {
 
     // MARK: Calling the provider
 
-    private func attempt(_ loaded: Loaded, client: any PaymentProviderClient) async throws -> JobOutcome {
+    /// - Parameter marked: `loaded` comes from `beginFirstAttempts`, which committed the mark
+    ///   already (and it is a first call).
+    private func attempt(_ loaded: Loaded, client: any PaymentProviderClient, marked: Bool) async throws -> JobOutcome {
         let charge = loaded.charge
         let key = charge.idempotencyKey
-        let sentBefore = charge.attemptedAt != nil
-        // Committed before the call: from here on this key may have charged.
-        guard let marked = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id)]).rows.first else {
-            return .succeeded  // settled meanwhile by another run of this key
+        let sentBefore = !marked && charge.attemptedAt != nil
+        let previous: String?
+        if marked {
+            previous = loaded.previousTransactionReference
+        } else {
+            // Committed before the call: from here on this key may have charged.
+            guard let row = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id)]).rows.first else {
+                return .succeeded  // settled meanwhile by another run of this key
+            }
+            previous = try row.decode("previous_transaction_reference")
         }
-        let previous: String? = try marked.decode("previous_transaction_reference")
         let credential = StoredCredential(
             token: loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
             previousTransactionReference: previous, reason: charge.reason == "resubmission" ? .resubmission : .recurring)
@@ -294,7 +324,13 @@ struct ChargeRecurringHandler: JobHandler {
             ]).rows.isEmpty
         }
         let status = Self.paymentStatus(result.providerStatus).rawValue
-        if provider == ProviderID.mercadopago.rawValue {
+        let asOrder = provider == ProviderID.mercadopago.rawValue
+        let success = Success(chargeID: charge.id, provider: provider, providerPaymentID: paymentID,
+                              merchantReference: asOrder ? nil : Self.reference(loaded), providerStatus: result.providerStatus,
+                              status: status, asOrder: asOrder)
+        if let settled = await successes.submit(success) { return settled }
+        // The batch failed: this charge alone, where a second success of the cycle is told apart.
+        if asOrder {
             return try await !pool.query(SubscriptionSQL.settleSuccessWithOrder, [
                 .int(charge.id), .text(provider), .text(paymentID), .text(result.providerStatus), .text(status),
                 .text("order:\(provider):\(paymentID)"),
@@ -389,6 +425,83 @@ struct ChargeRecurringHandler: JobHandler {
         switch providerStatus.lowercased() {
         case "captured", "processed", "approved", "accredited", "settled": .captured
         default: .authorized
+        }
+    }
+
+    // MARK: Batched statements
+
+    /// A success to settle: the charge and the payment (Adyen, PXP) or order (Mercado Pago) it made.
+    struct Success: Sendable {
+        let chargeID: Int64
+        let provider: String
+        let providerPaymentID: String
+        let merchantReference: String?
+        let providerStatus: String
+        /// The canonical status of the payment or order row.
+        let status: String
+        let asOrder: Bool
+
+        /// The processor's advisory-lock key of the row the webhook will update.
+        var lockKey: String { "\(asOrder ? "order" : "payment"):\(provider):\(providerPaymentID)" }
+    }
+
+    /// Marks the first attempts of `keys` in one statement. One element per key: the loaded
+    /// charge when it was marked, nil when that key takes the one-by-one path (not a plain first
+    /// attempt, or the statement failed: the one-by-one path then reports the failure).
+    static func beginFirstAttempts(_ keys: [String], pool: PostgresPool) async -> [Loaded?] {
+        var literal = PostgresArrayLiteral(capacity: keys.count * 24)
+        for key in keys { literal.append(key) }
+        var byKey: [String: Loaded] = [:]
+        do {
+            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.text(literal.finish())]).rows {
+                let loaded = try Loaded(row: row)
+                byKey[loaded.charge.idempotencyKey] = loaded
+            }
+        } catch {
+            // A row that does not decode leaves its charge marked: the one-by-one path sees
+            // `attempted_at` and looks the key up before sending, as after a crash.
+            return keys.map { _ in nil }
+        }
+        return keys.map { byKey[$0] }
+    }
+
+    /// Settles `batch` in one transaction: the advisory locks of every payment and order (in
+    /// the processor's sorted order), then one statement per kind. One element per success:
+    /// true when settled, false when it was settled already, nil when the batch failed and the
+    /// success must be settled alone.
+    static func settleSuccesses(_ batch: [Success], pool: PostgresPool) async -> [Bool?] {
+        func rows(_ successes: [Success]) -> String {
+            JSONDocument.array(successes.map { success in
+                var fields: [JSONDocument.Member] = [
+                    .init("charge_id", .int(success.chargeID)), .init("provider", .string(success.provider)),
+                    .init(success.asOrder ? "provider_order_id" : "provider_payment_id", .string(success.providerPaymentID)),
+                    .init("provider_status", .string(success.providerStatus)), .init("status", .string(success.status)),
+                ]
+                if let reference = success.merchantReference { fields.append(.init("merchant_reference", .string(reference))) }
+                return .object(fields)
+            }).rendered
+        }
+        let payments = batch.filter { !$0.asOrder }
+        let orders = batch.filter(\.asOrder)
+        do {
+            let settled: Set<Int64> = try await pool.transaction { connection in
+                try await connection.query(ProcessingSQL.lockKeys, [.jsonb(InboundEventProcessor.jsonArray(batch.map(\.lockKey)))])
+                var settled = Set<Int64>()
+                if !payments.isEmpty {
+                    for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
+                        settled.insert(try row.decode("id"))
+                    }
+                }
+                if !orders.isEmpty {
+                    for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
+                        settled.insert(try row.decode("id"))
+                    }
+                }
+                return settled
+            }
+            return batch.map { settled.contains($0.chargeID) }
+        } catch {
+            return batch.map { _ in nil }
         }
     }
 

@@ -129,6 +129,27 @@ enum SubscriptionSQL {
         RETURNING previous_transaction_reference, calls
         """
 
+    /// The common first attempt, for a batch of keys in one statement: `loadCharge` and
+    /// `markAttempted` together, for the charges that are certainly to be sent now (never
+    /// attempted, still `pending`, subscription not paused, canceled or past due, token active).
+    /// Keys it does not return take the one-by-one path, which decides skip, recheck or settled.
+    /// $1 text array of idempotency keys.
+    static let beginFirstAttempts = """
+        UPDATE charges c
+        SET attempted_at = now(), calls = c.calls + 1, updated_at = now(),
+            previous_transaction_reference = (
+                SELECT p.provider_payment_id FROM charges p
+                WHERE p.subscription_id = c.subscription_id AND p.status = 'succeeded'
+                ORDER BY p.cycle DESC LIMIT 1)
+        FROM subscriptions s, vault_tokens t
+        WHERE c.idempotency_key = ANY($1::text[]) AND c.status = 'pending' AND c.attempted_at IS NULL
+          AND s.id = c.subscription_id AND s.status NOT IN ('paused', 'canceled', 'past_due')
+          AND t.id = s.vault_token_id AND t.status = 'active'
+        RETURNING \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
+                  s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
+                  t.shopper_reference, t.customer_id, t.status AS token_status
+        """
+
     /// $1 id, $2 why. Only a charge never sent to the provider can be skipped.
     static let skipCharge = """
         UPDATE charges SET status = 'skipped', last_error = $2, settled_at = now(), updated_at = now()
@@ -214,6 +235,64 @@ enum SubscriptionSQL {
         WHERE id IN (SELECT id FROM target)
         RETURNING id
         """
+    /// `settleSuccessWithPayment` for a batch, in a transaction that first took the advisory
+    /// locks of every payment and order of the batch (`ProcessingSQL.lockKeys`, one sorted
+    /// order). Returns the charges it settled. Any error (a second success of one cycle, one
+    /// payment twice in the batch) fails the batch, and its charges settle one by one.
+    /// $1 JSON array of {charge_id, provider, provider_payment_id, merchant_reference,
+    /// provider_status, status}.
+    static let settleSuccessesWithPayments = """
+        WITH target AS (
+            SELECT c.id, c.amount_minor, c.currency, r.provider, r.provider_payment_id, r.merchant_reference,
+                   r.provider_status, r.status
+            FROM jsonb_to_recordset($1::jsonb) AS r(charge_id bigint, provider text, provider_payment_id text,
+                                                    merchant_reference text, provider_status text, status text)
+            JOIN charges c ON c.id = r.charge_id
+            WHERE c.status IN ('pending', 'unknown')
+            FOR UPDATE OF c
+        ), payment AS (
+            INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
+            SELECT provider, '', provider_payment_id, merchant_reference, amount_minor, currency, status FROM target
+            ON CONFLICT (provider, provider_payment_id) DO UPDATE
+            SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
+                amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
+                currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
+            RETURNING id, provider, provider_payment_id
+        )
+        UPDATE charges c
+        SET status = 'succeeded', provider_payment_id = t.provider_payment_id, provider_status = t.provider_status,
+            decline_code = NULL, last_error = NULL, payment_id = p.id, settled_at = now(), updated_at = now()
+        FROM target t JOIN payment p ON p.provider = t.provider AND p.provider_payment_id = t.provider_payment_id
+        WHERE c.id = t.id
+        RETURNING c.id
+        """
+
+    /// `settleSuccessWithOrder` for a batch, under the same rules as `settleSuccessesWithPayments`.
+    /// $1 JSON array of {charge_id, provider, provider_order_id, provider_status, status}.
+    static let settleSuccessesWithOrders = """
+        WITH target AS (
+            SELECT c.id, c.amount_minor, c.currency, r.provider, r.provider_order_id, r.provider_status, r.status
+            FROM jsonb_to_recordset($1::jsonb) AS r(charge_id bigint, provider text, provider_order_id text,
+                                                    provider_status text, status text)
+            JOIN charges c ON c.id = r.charge_id
+            WHERE c.status IN ('pending', 'unknown')
+            FOR UPDATE OF c
+        ), placed AS (
+            INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
+            SELECT provider, '', provider_order_id, amount_minor, currency, status FROM target
+            ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
+            SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
+                currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+            RETURNING id, provider, provider_order_id
+        )
+        UPDATE charges c
+        SET status = 'succeeded', provider_payment_id = t.provider_order_id, provider_status = t.provider_status,
+            decline_code = NULL, last_error = NULL, order_id = o.id, settled_at = now(), updated_at = now()
+        FROM target t JOIN placed o ON o.provider = t.provider AND o.provider_order_id = t.provider_order_id
+        WHERE c.id = t.id
+        RETURNING c.id
+        """
+
     /// What a webhook stored for the charge: the payment's status, else the order's.
     static let storedProviderStatus = """
         SELECT coalesce((SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2),
@@ -254,10 +333,11 @@ enum SubscriptionSQL {
         ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
         ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("claim_due", claimDue),
         ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
-        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("skip_charge", skipCharge),
+        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts), ("skip_charge", skipCharge),
         ("record_open", recordOpen), ("record_settled", recordSettled),
         ("record_duplicate_success", recordDuplicateSuccess),
         ("settle_success_with_payment", settleSuccessWithPayment), ("settle_success_with_order", settleSuccessWithOrder),
+        ("settle_successes_with_payments", settleSuccessesWithPayments), ("settle_successes_with_orders", settleSuccessesWithOrders),
         ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
         ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
         ("pause_for_token", pauseForToken),

@@ -1,0 +1,88 @@
+import Synchronization
+
+/// Combines concurrent calls into batches without a background task: the first caller to
+/// arrive while nobody is flushing becomes the leader and flushes its own input together with
+/// everything that queued up meanwhile; callers arriving during that flush wait, and when the
+/// leader is done it hands the lead to the oldest of them, whose flush takes all the waiters.
+///
+/// Why: one statement (one round trip, one commit) for many concurrent callers, where a
+/// statement per caller would make the database's per-statement cost the limit. With no
+/// caller waiting a call is flushed alone, at once: batching costs no latency when idle.
+///
+/// `flush` gets the inputs in submission order and must return exactly one output per input,
+/// in the same order. It runs on the leader's task, one flush at a time per combiner.
+///
+/// Threading: `submit` may be called from any task.
+public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
+    private enum Step: Sendable {
+        case lead
+        case done(Output)
+    }
+
+    private struct Waiter: Sendable {
+        let input: Input
+        let continuation: CheckedContinuation<Step, Never>
+    }
+
+    private struct State: Sendable {
+        var leading = false
+        var waiting: [Waiter] = []
+    }
+
+    private let maxBatch: Int
+    private let flush: @Sendable ([Input]) async -> [Output]
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - maxBatch: most inputs in one flush; the rest wait for the next.
+    ///   - flush: runs one batch; one output per input, in order.
+    public init(maxBatch: Int, flush: @escaping @Sendable ([Input]) async -> [Output]) {
+        self.maxBatch = max(1, maxBatch)
+        self.flush = flush
+    }
+
+    /// Submits one input and returns its output once its batch has been flushed.
+    public func submit(_ input: Input) async -> Output {
+        let step: Step = await withCheckedContinuation { continuation in
+            let leadNow = state.withLock { state in
+                if state.leading {
+                    state.waiting.append(Waiter(input: input, continuation: continuation))
+                    return false
+                }
+                state.leading = true
+                return true
+            }
+            if leadNow { continuation.resume(returning: .lead) }
+        }
+        switch step {
+        case .done(let output):
+            return output
+        case .lead:
+            return await lead(with: input)
+        }
+    }
+
+    /// Flushes `own` with up to `maxBatch - 1` waiters, answers them, then passes the lead on.
+    private func lead(with own: Input) async -> Output {
+        let followers: [Waiter] = state.withLock { state in
+            let count = min(state.waiting.count, maxBatch - 1)
+            defer { state.waiting.removeFirst(count) }
+            return Array(state.waiting.prefix(count))
+        }
+        let outputs = await flush([own] + followers.map(\.input))
+        precondition(outputs.count == followers.count + 1, "BatchCombiner flush must return one output per input")
+        for (index, follower) in followers.enumerated() {
+            follower.continuation.resume(returning: .done(outputs[index + 1]))
+        }
+        let next: Waiter? = state.withLock { state in
+            guard !state.waiting.isEmpty else {
+                state.leading = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        // The next leader's input travels with its own task; it flushes it with the rest.
+        next?.continuation.resume(returning: .lead)
+        return outputs[0]
+    }
+}
