@@ -1,16 +1,20 @@
 import Synchronization
 
-/// Combines concurrent calls into batches without a background task: the first caller to
-/// arrive while nobody is flushing becomes the leader and flushes its own input together with
-/// everything that queued up meanwhile; callers arriving during that flush wait, and when the
-/// leader is done it hands the lead to the oldest of them, whose flush takes all the waiters.
+/// Combines concurrent calls into batches without a background task: a caller arriving while
+/// fewer than `maxFlushes` flushes run becomes a leader and flushes its own input together with
+/// everything that queued up meanwhile; callers arriving while every flush slot is busy wait,
+/// and a leader that is done hands its slot to the oldest of them, whose flush takes the waiters.
 ///
 /// Why: one statement (one round trip, one commit) for many concurrent callers, where a
 /// statement per caller would make the database's per-statement cost the limit. With no
 /// caller waiting a call is flushed alone, at once: batching costs no latency when idle.
 ///
+/// Why more than one flush at a time: a flush is mostly waiting (a round trip, a commit's
+/// fsync); with one slot, every caller would wait for the flush before its own, and the
+/// database's group commit would get one transaction to share its fsync with.
+///
 /// `flush` gets the inputs in submission order and must return exactly one output per input,
-/// in the same order. It runs on the leader's task, one flush at a time per combiner.
+/// in the same order. It runs on the leader's task, at most `maxFlushes` at a time.
 ///
 /// Threading: `submit` may be called from any task.
 public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
@@ -25,19 +29,22 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     }
 
     private struct State: Sendable {
-        var leading = false
+        var flushing = 0
         var waiting: [Waiter] = []
     }
 
     private let maxBatch: Int
+    private let maxFlushes: Int
     private let flush: @Sendable ([Input]) async -> [Output]
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - maxBatch: most inputs in one flush; the rest wait for the next.
+    ///   - maxFlushes: most flushes running at once.
     ///   - flush: runs one batch; one output per input, in order.
-    public init(maxBatch: Int, flush: @escaping @Sendable ([Input]) async -> [Output]) {
+    public init(maxBatch: Int, maxFlushes: Int = 1, flush: @escaping @Sendable ([Input]) async -> [Output]) {
         self.maxBatch = max(1, maxBatch)
+        self.maxFlushes = max(1, maxFlushes)
         self.flush = flush
     }
 
@@ -45,11 +52,11 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
     public func submit(_ input: Input) async -> Output {
         let step: Step = await withCheckedContinuation { continuation in
             let leadNow = state.withLock { state in
-                if state.leading {
+                if state.flushing >= maxFlushes {
                     state.waiting.append(Waiter(input: input, continuation: continuation))
                     return false
                 }
-                state.leading = true
+                state.flushing += 1
                 return true
             }
             if leadNow { continuation.resume(returning: .lead) }
@@ -76,7 +83,7 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
         }
         let next: Waiter? = state.withLock { state in
             guard !state.waiting.isEmpty else {
-                state.leading = false
+                state.flushing -= 1
                 return nil
             }
             return state.waiting.removeFirst()

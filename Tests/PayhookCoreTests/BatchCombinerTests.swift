@@ -36,6 +36,26 @@ struct BatchCombinerTests {
         #expect(!overlapped)
     }
 
+    @Test("with several flush slots, flushes overlap up to the limit and never beyond; every caller is answered")
+    func severalFlushes() async {
+        let log = FlushLog()
+        let peak = Mutex(0)
+        let combiner = BatchCombiner<Int, Int>(maxBatch: 4, maxFlushes: 3) { inputs in
+            let running = log.running.add(1, ordering: .sequentiallyConsistent).newValue
+            peak.withLock { $0 = max($0, running) }
+            try? await Task.sleep(for: .milliseconds(20))
+            log.running.subtract(1, ordering: .sequentiallyConsistent)
+            return inputs.map { -$0 }
+        }
+        let outputs = await withTaskGroup(of: Bool.self) { group in
+            for input in 0..<60 { group.addTask { await combiner.submit(input) == -input } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outputs.count == 60 && outputs.allSatisfy { $0 })
+        #expect(peak.withLock { $0 } <= 3)
+        #expect(peak.withLock { $0 } >= 2)
+    }
+
     @Test("a lone caller is flushed at once, alone")
     func alone() async {
         let combiner = BatchCombiner<String, Int>(maxBatch: 8) { inputs in inputs.map(\.count) }

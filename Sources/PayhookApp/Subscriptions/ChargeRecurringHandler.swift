@@ -54,6 +54,11 @@ struct ChargeRecurringHandler: JobHandler {
 
     /// Most charges one batched statement takes.
     static let maxBatch = 64
+    /// Batched statements of each kind running at once (each holds a pooled connection). One
+    /// made every charge wait for the commit before its own (bench/charges: 758/s at 128 in
+    /// flight); four made batches so small that PostgreSQL spent 875 µs of CPU per charge, two
+    /// 634 µs, at the same throughput.
+    static let maxFlushes = 2
 
     init(pool: PostgresPool, queue: JobQueue, clients: PaymentProviderClients, settings: SubscriptionSettings,
          metrics: MetricsRegistry?, logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
@@ -66,8 +71,8 @@ struct ChargeRecurringHandler: JobHandler {
         self.logger = logger
         self.now = now
         self.afterProviderCall = afterProviderCall
-        firstAttempts = BatchCombiner(maxBatch: Self.maxBatch) { keys in await Self.beginFirstAttempts(keys, pool: pool) }
-        successes = BatchCombiner(maxBatch: Self.maxBatch) { batch in await Self.settleSuccesses(batch, pool: pool) }
+        firstAttempts = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { keys in await Self.beginFirstAttempts(keys, pool: pool) }
+        successes = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { batch in await Self.settleSuccesses(batch, pool: pool) }
         metrics?.describe(Self.metricName, type: "counter",
                           help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success).")
     }
