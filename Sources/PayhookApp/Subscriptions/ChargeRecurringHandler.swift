@@ -29,6 +29,10 @@ import PayhookQueue
 /// - `pending` waits: the job snoozes and the charge is reconciled from what a webhook stored,
 ///   or by asking the provider, every `pendingRecheck`, at most `maxPendingChecks` times.
 ///
+/// Throughput: the two statements every charge needs (the mark before the call, the
+/// settlement after it) are shared by the jobs running at the same moment (`BatchCombiner`);
+/// whatever a batch must not decide goes one by one, by the rules above.
+///
 /// Threading: a `Sendable` value; the worker calls `run` concurrently for different jobs.
 struct ChargeRecurringHandler: JobHandler {
     static let kind = SubscriptionScheduler.jobKind
