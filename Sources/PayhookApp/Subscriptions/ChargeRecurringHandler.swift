@@ -306,7 +306,8 @@ struct ChargeRecurringHandler: JobHandler {
         do {
             recorded = try await settleSuccess(result, loaded)
         } catch {
-            guard error.kind == .uniqueViolation, error.constraint == "charges_one_success_per_cycle" else { throw error }
+            guard let refused = error as? PostgresError, refused.kind == .uniqueViolation,
+                  refused.constraint == "charges_one_success_per_cycle" else { throw error }
             let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
             try await pool.query(SubscriptionSQL.recordDuplicateSuccess, [
                 .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
@@ -321,10 +322,10 @@ struct ChargeRecurringHandler: JobHandler {
         return .succeeded
     }
 
-    /// Settles a successful charge in one statement: under the processor's lock of the payment
-    /// (or order), upsert the row the later webhook will update, then mark the charge and link
-    /// it. False when the charge was settled already.
-    private func settleSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws(PostgresError) -> Bool {
+    /// Settles a successful charge: under the processor's lock of the payment (or order), upsert
+    /// the row the later webhook will update, then mark the charge and link it; in a batch with
+    /// other jobs' successes when it can. False when the charge was settled already.
+    private func settleSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws -> Bool {
         let charge = loaded.charge
         let provider = loaded.provider
         guard let paymentID = result.providerPaymentID else {
@@ -339,16 +340,7 @@ struct ChargeRecurringHandler: JobHandler {
                               status: status, asOrder: asOrder)
         if let settled = await successes.submit(success) { return settled }
         // The batch failed: this charge alone, where a second success of the cycle is told apart.
-        if asOrder {
-            return try await !pool.query(SubscriptionSQL.settleSuccessWithOrder, [
-                .int(charge.id), .text(provider), .text(paymentID), .text(result.providerStatus), .text(status),
-                .text("order:\(provider):\(paymentID)"),
-            ]).rows.isEmpty
-        }
-        return try await !pool.query(SubscriptionSQL.settleSuccessWithPayment, [
-            .int(charge.id), .text(provider), .text(paymentID), .text(Self.reference(loaded)),
-            .text(result.providerStatus), .text(status), .text("payment:\(provider):\(paymentID)"),
-        ]).rows.isEmpty
+        return try await Self.settle([success], pool: pool).contains(charge.id)
     }
 
     private func recordSoftDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
@@ -474,11 +466,19 @@ struct ChargeRecurringHandler: JobHandler {
         return keys.map { byKey[$0] }
     }
 
-    /// Settles `batch` in one transaction: the advisory locks of every payment and order (in
-    /// the processor's sorted order), then one statement per kind. One element per success:
-    /// true when settled, false when it was settled already, nil when the batch failed and the
-    /// success must be settled alone.
+    /// Settles `batch` through `settle`, for `BatchCombiner`. One element per success: true when
+    /// settled, false when it was settled already, nil when the batch failed and the success
+    /// must be settled alone.
     static func settleSuccesses(_ batch: [Success], pool: PostgresPool) async -> [Bool?] {
+        guard let settled = try? await settle(batch, pool: pool) else { return batch.map { _ in nil } }
+        return batch.map { settled.contains($0.chargeID) }
+    }
+
+    /// Settles `successes` in one transaction: the advisory locks of every payment and order (in
+    /// the processor's sorted order), then one statement per kind.
+    /// - Returns: the charges settled (those settled earlier are not).
+    /// - Throws: `PostgresError`; nothing is settled then.
+    static func settle(_ batch: [Success], pool: PostgresPool) async throws -> Set<Int64> {
         func rows(_ successes: [Success]) -> String {
             JSONDocument.array(successes.map { success in
                 var fields: [JSONDocument.Member] = [
@@ -492,25 +492,20 @@ struct ChargeRecurringHandler: JobHandler {
         }
         let payments = batch.filter { !$0.asOrder }
         let orders = batch.filter(\.asOrder)
-        do {
-            let settled: Set<Int64> = try await pool.transaction { connection in
-                try await connection.query(ProcessingSQL.lockKeys, [.jsonb(InboundEventProcessor.jsonArray(batch.map(\.lockKey)))])
-                var settled = Set<Int64>()
-                if !payments.isEmpty {
-                    for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
-                        settled.insert(try row.decode("id"))
-                    }
+        return try await pool.transaction { connection in
+            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(InboundEventProcessor.jsonArray(batch.map(\.lockKey)))])
+            var settled = Set<Int64>()
+            if !payments.isEmpty {
+                for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
+                    settled.insert(try row.decode("id"))
                 }
-                if !orders.isEmpty {
-                    for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
-                        settled.insert(try row.decode("id"))
-                    }
-                }
-                return settled
             }
-            return batch.map { settled.contains($0.chargeID) }
-        } catch {
-            return batch.map { _ in nil }
+            if !orders.isEmpty {
+                for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
+                    settled.insert(try row.decode("id"))
+                }
+            }
+            return settled
         }
     }
 

@@ -185,60 +185,11 @@ enum SubscriptionSQL {
         WHERE id = $1
         """
 
-    /// A successful charge in one statement (one round trip, one commit): under the processor's
-    /// advisory lock of the payment (`$7`, the key `ProcessingSQL.lockKeys` hashes), upsert the
-    /// `payments` row the later webhook will update, then settle the charge linked to it. No row
-    /// comes back when the charge was settled already. $1 charge id, $2 provider, $3 provider
-    /// payment id, $4 merchant reference, $5 provider status, $6 canonical payment status.
-    static let settleSuccessWithPayment = """
-        WITH locked AS (SELECT pg_advisory_xact_lock(1886677611, hashtext($7)) AS ok),
-        target AS (
-            SELECT id, amount_minor, currency FROM charges
-            WHERE id = $1 AND status IN ('pending', 'unknown') AND (SELECT true FROM locked WHERE ok IS NOT NULL)
-            FOR UPDATE
-        ), payment AS (
-            INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
-            SELECT $2, '', $3, $4, amount_minor, currency, $6 FROM target
-            ON CONFLICT (provider, provider_payment_id) DO UPDATE
-            SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
-                amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
-                currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
-            RETURNING id
-        )
-        UPDATE charges
-        SET status = 'succeeded', provider_payment_id = $3, provider_status = $5, decline_code = NULL, last_error = NULL,
-            payment_id = (SELECT id FROM payment), settled_at = now(), updated_at = now()
-        WHERE id IN (SELECT id FROM target)
-        RETURNING id
-        """
-
-    /// The same for Mercado Pago, whose charges are orders (the merchant reference is left to
-    /// the webhook): $1 charge id, $2 provider, $3 order id, $4 provider status, $5 canonical
-    /// status, $6 the order's lock key.
-    static let settleSuccessWithOrder = """
-        WITH locked AS (SELECT pg_advisory_xact_lock(1886677611, hashtext($6)) AS ok),
-        target AS (
-            SELECT id, amount_minor, currency FROM charges
-            WHERE id = $1 AND status IN ('pending', 'unknown') AND (SELECT true FROM locked WHERE ok IS NOT NULL)
-            FOR UPDATE
-        ), placed AS (
-            INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
-            SELECT $2, '', $3, amount_minor, currency, $5 FROM target
-            ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
-            SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
-                currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
-            RETURNING id
-        )
-        UPDATE charges
-        SET status = 'succeeded', provider_payment_id = $3, provider_status = $4, decline_code = NULL, last_error = NULL,
-            order_id = (SELECT id FROM placed), settled_at = now(), updated_at = now()
-        WHERE id IN (SELECT id FROM target)
-        RETURNING id
-        """
-    /// `settleSuccessWithPayment` for a batch, in a transaction that first took the advisory
-    /// locks of every payment and order of the batch (`ProcessingSQL.lockKeys`, one sorted
-    /// order). Returns the charges it settled. Any error (a second success of one cycle, one
-    /// payment twice in the batch) fails the batch, and its charges settle one by one.
+    /// Successful charges, in a transaction that first took the processor's advisory locks of
+    /// every payment and order among them (`ProcessingSQL.lockKeys`, one sorted order): upsert
+    /// the `payments` row each later webhook will update, then settle the charge linked to it.
+    /// Returns the charges it settled (one settled already is not). Any error (a second success
+    /// of one cycle, one payment twice) fails the whole statement.
     /// $1 JSON array of {charge_id, provider, provider_payment_id, merchant_reference,
     /// provider_status, status}.
     static let settleSuccessesWithPayments = """
@@ -267,7 +218,8 @@ enum SubscriptionSQL {
         RETURNING c.id
         """
 
-    /// `settleSuccessWithOrder` for a batch, under the same rules as `settleSuccessesWithPayments`.
+    /// The same for Mercado Pago, whose charges are orders (the merchant reference is left to the
+    /// webhook), under the same rules as `settleSuccessesWithPayments`.
     /// $1 JSON array of {charge_id, provider, provider_order_id, provider_status, status}.
     static let settleSuccessesWithOrders = """
         WITH target AS (
@@ -333,11 +285,12 @@ enum SubscriptionSQL {
         ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
         ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("claim_due", claimDue),
         ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
-        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts), ("skip_charge", skipCharge),
+        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts),
+        ("skip_charge", skipCharge),
         ("record_open", recordOpen), ("record_settled", recordSettled),
         ("record_duplicate_success", recordDuplicateSuccess),
-        ("settle_success_with_payment", settleSuccessWithPayment), ("settle_success_with_order", settleSuccessWithOrder),
-        ("settle_successes_with_payments", settleSuccessesWithPayments), ("settle_successes_with_orders", settleSuccessesWithOrders),
+        ("settle_successes_with_payments", settleSuccessesWithPayments),
+        ("settle_successes_with_orders", settleSuccessesWithOrders),
         ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
         ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
         ("pause_for_token", pauseForToken),
