@@ -75,8 +75,12 @@ struct ChargeRecurringHandler: JobHandler {
         self.logger = logger
         self.now = now
         self.afterProviderCall = afterProviderCall
-        firstAttempts = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { keys in await Self.beginFirstAttempts(keys, pool: pool) }
-        successes = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { batch in await Self.settleSuccesses(batch, pool: pool) }
+        firstAttempts = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { keys in
+            await Self.beginFirstAttempts(keys, pool: pool)
+        }
+        successes = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes) { batch in
+            await Self.settleSuccesses(batch, pool: pool)
+        }
         metrics?.describe(Self.metricName, type: "counter",
                           help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success).")
     }
