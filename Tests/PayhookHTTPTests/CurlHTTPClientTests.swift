@@ -4,36 +4,11 @@ import Synchronization
 import Testing
 @testable import PayhookHTTP
 
-/// The URLSessionHTTPClient cases, held against CurlHTTPClient, plus what only it promises
-/// (connection reuse, shutdown) and peers HTTPServer cannot play.
+/// What only CurlHTTPClient promises (methods, redirects, connection reuse, slots, shutdown,
+/// TLS checks) and peers HTTPServer cannot play; the shared contract is in
+/// `HTTPClientContractTests`.
 @Suite("CurlHTTPClient", .serialized)
 struct CurlHTTPClientTests {
-    @Test("a request reaches the server with its method, headers and body, and the response comes back whole")
-    func success() async throws {
-        let seen = Shared<HTTPRequest?>(nil)
-        let server = try startServer { request, respond in
-            seen.update { $0 = request }
-            respond(HTTPResponse(status: 202, headers: [("X-Reply", "yes")], body: request.body.reversed()))
-        }
-        defer { server.stop() }
-
-        let client = CurlHTTPClient(maxConcurrent: 4)
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/callbacks/order?id=7"))
-        let response = try await client.send(HTTPClientRequest(
-            method: "POST", url: url, headers: [("X-Token", "t1"), ("Content-Type", "application/json")],
-            body: Array("[1,2,3]".utf8), timeout: .seconds(5)))
-
-        #expect(response.status == 202)
-        #expect(response.body == Array("]3,2,1[".utf8))
-        #expect(response.headers.contains { $0.0.lowercased() == "x-reply" && $0.1 == "yes" })
-        let request = try #require(seen.value)
-        #expect(request.method == "POST")
-        #expect(request.path == "/callbacks/order")
-        #expect(request.rawQuery == "id=7")
-        #expect(request.header("x-token") == "t1")
-        #expect(request.body == Array("[1,2,3]".utf8))
-    }
-
     @Test("GET, PUT and DELETE go out with their method; a body goes only where one is given")
     func methods() async throws {
         let seen = Shared<[String]>([])
@@ -70,24 +45,6 @@ struct CurlHTTPClientTests {
         #expect(paths.value == ["/start"])
     }
 
-    @Test("the deadline is enforced against a handler that never responds, and the query stays out of the message")
-    func timeoutEnforced() async throws {
-        let pending = Shared<[@Sendable (HTTPResponse) -> Void]>([])
-        let server = try startServer({ $0.handlerTimeoutSeconds = 60 }) { _, respond in
-            pending.update { $0.append(respond) }
-        }
-        defer { server.stop() }
-
-        let client = CurlHTTPClient()
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/never?secret=s3cr3t"))
-        let error = await #expect(throws: HTTPClientError.self) {
-            _ = try await client.send(HTTPClientRequest(url: url, timeout: .milliseconds(300)))
-        }
-        #expect(error?.kind == .timeout)
-        #expect(error?.message.contains("no response within") == true)
-        #expect(error?.message.contains("s3cr3t") == false)
-    }
-
     @Test("a peer that accepts the connection but never reads or answers yields .timeout")
     func silentPeerTimesOut() async throws {
         let listener = try #require(RawListener())
@@ -116,32 +73,6 @@ struct CurlHTTPClientTests {
             _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(5)))
         }
         #expect(error?.kind == .invalidResponse)
-    }
-
-    @Test("no more than maxConcurrent requests are in flight at once, and all complete")
-    func boundsConcurrency() async throws {
-        let inFlight = Shared((now: 0, peak: 0))
-        let responder = DispatchQueue(label: "test.responder", attributes: .concurrent)
-        let server = try startServer { _, respond in
-            inFlight.update { $0.now += 1; $0.peak = max($0.peak, $0.now) }
-            responder.asyncAfter(deadline: .now() + .milliseconds(50)) {
-                inFlight.update { $0.now -= 1 }
-                respond(.text(200, "ok"))
-            }
-        }
-        defer { server.stop() }
-
-        let client = CurlHTTPClient(maxConcurrent: 2)
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/slow"))
-        let statuses = try await withThrowingTaskGroup(of: Int.self, returning: [Int].self) { group in
-            for _ in 0..<12 {
-                group.addTask { try await client.send(HTTPClientRequest(url: url, timeout: .seconds(10))).status }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(statuses == Array(repeating: 200, count: 12))
-        #expect(inFlight.value.peak <= 2)
-        #expect(inFlight.value.peak >= 1)
     }
 
     @Test("time spent waiting for a slot counts toward the deadline")
@@ -186,26 +117,6 @@ struct CurlHTTPClientTests {
         #expect(client.connectionsOpened <= 64)
     }
 
-    @Test("cancelling the calling task ends the call with .cancelled")
-    func cancellation() async throws {
-        let server = try startServer({ $0.handlerTimeoutSeconds = 60 }) { _, _ in }
-        defer { server.stop() }
-
-        let client = CurlHTTPClient()
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/never"))
-        let call = Task { () -> HTTPClientError.Kind? in
-            do throws(HTTPClientError) {
-                _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(30)))
-                return nil
-            } catch {
-                return error.kind
-            }
-        }
-        #expect(await eventually { server.parkedRequestCount == 1 })
-        call.cancel()
-        #expect(await call.value == .cancelled)
-    }
-
     @Test("a cancelled call gives its slot back once curl lets go of it")
     func cancellationFreesSlot() async throws {
         let server = try startServer({ $0.handlerTimeoutSeconds = 60 }) { request, respond in
@@ -223,21 +134,6 @@ struct CurlHTTPClientTests {
         let ok = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/ok"))
         let response = try await client.send(HTTPClientRequest(url: ok, timeout: .seconds(5)))
         #expect(response.status == 200)
-    }
-
-    @Test("a refused connection is reported as .connection")
-    func connectionRefused() async throws {
-        // Bind and release a port so that nothing listens on it.
-        let server = try startServer { _, respond in respond(.text(200, "")) }
-        let port = server.boundPort
-        server.stop()
-
-        let client = CurlHTTPClient()
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/"))
-        let error = await #expect(throws: HTTPClientError.self) {
-            _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(5)))
-        }
-        #expect(error?.kind == .connection)
     }
 
     @Test("shutdown ends a call in flight without crashing it, and refuses later calls with .connection")

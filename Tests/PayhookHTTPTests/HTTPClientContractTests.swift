@@ -4,10 +4,25 @@ import Synchronization
 import Testing
 @testable import PayhookHTTP
 
-@Suite("URLSessionHTTPClient", .serialized)
-struct URLSessionHTTPClientTests {
-    @Test("a request reaches the server with its method, headers and body, and the response comes back whole")
-    func success() async throws {
+/// What every `HTTPClient` promises, held against each implementation. What only one of them
+/// promises lives in its own suite.
+@Suite("HTTPClient contract", .serialized)
+struct HTTPClientContractTests {
+    enum ClientKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case curl, urlSession
+
+        func make(maxConcurrent: Int = 64) -> any HTTPClient {
+            switch self {
+            case .curl: CurlHTTPClient(maxConcurrent: maxConcurrent)
+            case .urlSession: URLSessionHTTPClient(maxConcurrent: maxConcurrent)
+            }
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("a request reaches the server with its method, headers and body, and the response comes back whole", arguments: ClientKind.allCases)
+    func success(kind: ClientKind) async throws {
         let seen = Shared<HTTPRequest?>(nil)
         let server = try startServer { request, respond in
             seen.update { $0 = request }
@@ -15,7 +30,7 @@ struct URLSessionHTTPClientTests {
         }
         defer { server.stop() }
 
-        let client = URLSessionHTTPClient(maxConcurrent: 4)
+        let client = kind.make(maxConcurrent: 4)
         let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/callbacks/order?id=7"))
         let response = try await client.send(HTTPClientRequest(
             method: "POST", url: url, headers: [("X-Token", "t1"), ("Content-Type", "application/json")],
@@ -32,27 +47,27 @@ struct URLSessionHTTPClientTests {
         #expect(request.body == Array("[1,2,3]".utf8))
     }
 
-    @Test("the deadline is enforced by the client itself against a handler that never responds")
-    func timeoutEnforced() async throws {
+    @Test("the deadline is enforced by the client itself against a handler that never responds, and the query stays out of the message", arguments: ClientKind.allCases)
+    func timeoutEnforced(kind: ClientKind) async throws {
         let pending = Shared<[@Sendable (HTTPResponse) -> Void]>([])
         let server = try startServer({ $0.handlerTimeoutSeconds = 60 }) { _, respond in
             pending.update { $0.append(respond) }
         }
         defer { server.stop() }
 
-        let client = URLSessionHTTPClient()
+        let client = kind.make()
         let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/never?secret=s3cr3t"))
         let error = await #expect(throws: HTTPClientError.self) {
             _ = try await client.send(HTTPClientRequest(url: url, timeout: .milliseconds(300)))
         }
         #expect(error?.kind == .timeout)
-        // The race's own message, not URLSession's (whose backstop timer is a second later).
+        // The client's own message (URLSession's backstop timer fires a second later).
         #expect(error?.message.contains("no response within") == true)
         #expect(error?.message.contains("s3cr3t") == false)
     }
 
-    @Test("no more than maxConcurrent requests are in flight at once, and all complete")
-    func boundsConcurrency() async throws {
+    @Test("no more than maxConcurrent requests are in flight at once, and all complete", arguments: ClientKind.allCases)
+    func boundsConcurrency(kind: ClientKind) async throws {
         let inFlight = Shared((now: 0, peak: 0))
         let responder = DispatchQueue(label: "test.responder", attributes: .concurrent)
         let server = try startServer { _, respond in
@@ -64,7 +79,7 @@ struct URLSessionHTTPClientTests {
         }
         defer { server.stop() }
 
-        let client = URLSessionHTTPClient(maxConcurrent: 2)
+        let client = kind.make(maxConcurrent: 2)
         let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/slow"))
         let statuses = try await withThrowingTaskGroup(of: Int.self, returning: [Int].self) { group in
             for _ in 0..<12 {
@@ -77,12 +92,12 @@ struct URLSessionHTTPClientTests {
         #expect(inFlight.value.peak >= 1)
     }
 
-    @Test("cancelling the calling task ends the call with .cancelled")
-    func cancellation() async throws {
+    @Test("cancelling the calling task ends the call with .cancelled", arguments: ClientKind.allCases)
+    func cancellation(kind: ClientKind) async throws {
         let server = try startServer({ $0.handlerTimeoutSeconds = 60 }) { _, _ in }
         defer { server.stop() }
 
-        let client = URLSessionHTTPClient()
+        let client = kind.make()
         let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/never"))
         let call = Task { () -> HTTPClientError.Kind? in
             do throws(HTTPClientError) {
@@ -97,14 +112,14 @@ struct URLSessionHTTPClientTests {
         #expect(await call.value == .cancelled)
     }
 
-    @Test("a refused connection is reported as .connection")
-    func connectionRefused() async throws {
+    @Test("a refused connection is reported as .connection", arguments: ClientKind.allCases)
+    func connectionRefused(kind: ClientKind) async throws {
         // Bind and release a port so that nothing listens on it.
         let server = try startServer { _, respond in respond(.text(200, "")) }
         let port = server.boundPort
         server.stop()
 
-        let client = URLSessionHTTPClient()
+        let client = kind.make()
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/"))
         let error = await #expect(throws: HTTPClientError.self) {
             _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(5)))
