@@ -56,4 +56,13 @@ struct JSONValueTests {
         #expect(JSONValue.parse(Array(#"{"a":1,"b":[2]}"#.utf8)) == JSONValue.parse(Array(#"{"b":[2],"a":1}"#.utf8)))
         #expect(JSONValue.parse(Array(#"{"a":1}"#.utf8)) != JSONValue.parse(Array(#"{"a":1,"b":2}"#.utf8)))
     }
+
+    @Test("an exact integer is a number without fraction or exponent that fits 64 bits", arguments: [
+        ("1999", Int64?.some(1999)), ("-7", -7), ("0", 0), ("9223372036854775807", Int64.max),
+        ("9223372036854775808", nil), ("19.99", nil), ("1999.0", nil), ("2e3", nil), ("2E3", nil), ("\"1999\"", nil), ("true", nil),
+    ])
+    func exactInteger(text: String, expected: Int64?) throws {
+        let value = try #require(JSONValue.parse(Array(text.utf8)))
+        #expect(value.exactInteger == expected)
+    }
 }

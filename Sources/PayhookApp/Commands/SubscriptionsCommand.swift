@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookProviders
 
 /// `payhook subscriptions create | list | show | cancel | pause | resume`: the operator's view of
 /// recurring charges. Every change goes through `SubscriptionOperations`, the same code the
@@ -116,22 +117,25 @@ enum SubscriptionsCommand {
             return usageError("create needs \(required)")
         }
         // The flags become the admin API's body, so both validate with the same rules.
-        var body: [String: RequestJSON] = [
-            "reference": .string(values["--reference"] ?? ""),
-            "amount": .object(["value": integerOrText(values["--amount"]), "currency": .string(values["--currency"] ?? "")]),
-            "interval": .object(["every": integerOrText(values["--every"]), "unit": .string(values["--unit"] ?? "")]),
+        var body: [(key: String, value: JSONValue)] = [
+            ("reference", .string(values["--reference"] ?? "")),
+            ("amount", .object(JSONObject([("value", integerOrText(values["--amount"])),
+                                           ("currency", .string(values["--currency"] ?? ""))]))),
+            ("interval", .object(JSONObject([("every", integerOrText(values["--every"])),
+                                             ("unit", .string(values["--unit"] ?? ""))]))),
         ]
         switch (values["--vault-token-id"], values["--token-provider"], values["--token"]) {
-        case (let id?, nil, nil): body["vault_token_id"] = integerOrText(id)
-        case (nil, let provider?, let token?): body["vault_token"] = .object(["provider": .string(provider), "token": .string(token)])
+        case (let id?, nil, nil): body.append(("vault_token_id", integerOrText(id)))
+        case (nil, let provider?, let token?):
+            body.append(("vault_token", .object(JSONObject([("provider", .string(provider)), ("token", .string(token))]))))
         default: return usageError("give --token-provider and --token, or --vault-token-id")
         }
-        if let start = values["--start-at"] { body["start_at"] = .string(start) }
-        if let end = values["--end-at"] { body["end_at"] = .string(end) }
-        if let cycles = values["--max-cycles"] { body["max_cycles"] = integerOrText(cycles) }
+        if let start = values["--start-at"] { body.append(("start_at", .string(start))) }
+        if let end = values["--end-at"] { body.append(("end_at", .string(end))) }
+        if let cycles = values["--max-cycles"] { body.append(("max_cycles", integerOrText(cycles))) }
         let draft: NewSubscription
         do {
-            draft = try NewSubscription.parse(body, now: Date())
+            draft = try NewSubscription.parse(JSONObject(body), now: Date())
         } catch {
             let option = error.field.flatMap { optionForField[$0] }
             return usageError((option.map { "\($0): " } ?? "") + error.message)
@@ -151,9 +155,11 @@ enum SubscriptionsCommand {
         }
     }
 
-    private static func integerOrText(_ text: String?) -> RequestJSON {
+    /// An option's value as the JSON the admin API would get: an integer as a number, anything
+    /// else as a string (which the validation then refuses by the option's name).
+    private static func integerOrText(_ text: String?) -> JSONValue {
         guard let text else { return .null }
-        return Int64(text).map(RequestJSON.integer) ?? .string(text)
+        return Int64(text).map { .number(String($0)) } ?? .string(text)
     }
 
     // MARK: output

@@ -32,8 +32,8 @@ extension OperatorAction {
     /// The optional JSON body of an operator action on the admin API (replay, discard, cancel,
     /// pause, resume): `{"note": "…", "actor": "…"}`, both optional, nothing else allowed.
     static func parseBody(_ body: [UInt8]) throws(OperationsError) -> (note: String?, actor: String?) {
-        guard !RequestJSON.isBlank(body) else { return (nil, nil) }
-        guard let object = RequestJSON.object(body) else {
+        guard !AdminBody.isBlank(body) else { return (nil, nil) }
+        guard let object = AdminBody.object(body) else {
             throw .invalid("body", "the body must be a JSON object such as {\"note\": \"…\", \"actor\": \"…\"}")
         }
         for key in object.keys.sorted() where key != "note" && key != "actor" {

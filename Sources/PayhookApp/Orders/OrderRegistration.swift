@@ -17,7 +17,7 @@ struct OrderRegistration: Sendable, Equatable {
 
     /// Parses and validates a request body; every error names its field.
     static func parse(_ body: [UInt8]) throws(OperationsError) -> OrderRegistration {
-        guard let document = JSONValue.parse(body), case .object(let object) = document else {
+        guard let object = AdminBody.object(body) else {
             throw .invalid("body", "the body must be a JSON object")
         }
         for member in object.members where !fields.contains(member.key) {
@@ -53,36 +53,9 @@ struct OrderRegistration: Sendable, Equatable {
             }
         }
         return OrderRegistration(provider: provider, account: account, merchantReference: merchantReference,
-                                 providerOrderID: providerOrderID, amount: try parseAmount(object["amount"]),
+                                 providerOrderID: providerOrderID, amount: try AdminBody.money(object["amount"]),
                                  callbackURL: callbackURL)
     }
-
-    /// `{"value": <integer minor units > 0>, "currency": "<ISO 4217>"}`; decimals are refused,
-    /// never rounded.
-    static func parseAmount(_ value: JSONValue?, field: String = "amount") throws(OperationsError) -> Money {
-        guard case .object(let amount)? = value else {
-            throw .invalid(field, "\(field) is required: {\"value\": <integer minor units>, \"currency\": \"EUR\"}")
-        }
-        for member in amount.members where member.key != "value" && member.key != "currency" {
-            throw .invalid("\(field).\(member.key)", "unknown field \(field).\(member.key); known: value, currency")
-        }
-        guard case .number(let digits)? = amount["value"], digits.allSatisfy(\.isASCIIDigit), let minor = Int64(digits), minor > 0 else {
-            throw .invalid("\(field).value", "\(field).value must be a positive integer in minor units (1999 for 19.99)")
-        }
-        guard case .string(let currency)? = amount["currency"], currency.count == 3,
-              currency.allSatisfy({ $0.isASCII && $0.isUppercase }) else {
-            throw .invalid("\(field).currency", "\(field).currency must be an ISO 4217 code such as EUR")
-        }
-        do {
-            return try Money(minorUnits: minor, currency: currency)
-        } catch {
-            throw .invalid("\(field).currency", "\(error)")
-        }
-    }
-}
-
-private extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
 /// Registers expected orders (the admin API's `POST /v1/orders`) and reads them back.

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCore
+import PayhookProviders
 
 /// A validated `POST /v1/subscriptions` body (the CLI's `subscriptions create` builds the same).
 ///
@@ -33,33 +34,19 @@ struct NewSubscription: Sendable, Equatable {
     /// Validates a body; every error names the field at fault.
     /// - Parameter now: the default `start_at`.
     static func parse(_ body: [UInt8], now: Date) throws(OperationsError) -> NewSubscription {
-        guard let object = RequestJSON.object(body) else {
+        guard let object = AdminBody.object(body) else {
             throw .invalid("body", "the body must be a JSON object with vault_token, amount, interval and reference")
         }
         return try parse(object, now: now)
     }
 
-    static func parse(_ object: [String: RequestJSON], now: Date) throws(OperationsError) -> NewSubscription {
+    static func parse(_ object: JSONObject, now: Date) throws(OperationsError) -> NewSubscription {
         for key in object.keys.sorted() where !knownFields.contains(key) {
             throw .invalid(key, "unknown field \(key); known: \(knownFields.joined(separator: ", "))")
         }
         let token = try tokenReference(object)
 
-        guard case .object(let amount)? = object["amount"] else {
-            throw .invalid("amount", "amount must be an object such as {\"value\": 1999, \"currency\": \"EUR\"}")
-        }
-        for key in amount.keys.sorted() where key != "value" && key != "currency" {
-            throw .invalid("amount.\(key)", "unknown field amount.\(key); known: value, currency")
-        }
-        guard case .integer(let value)? = amount["value"], value > 0 else {
-            throw .invalid("amount.value", "amount.value must be an integer number of minor units above 0 (1999 is 19.99 EUR)")
-        }
-        guard case .string(let currencyText)? = amount["currency"], currencyText.utf8.count == 3,
-              currencyText.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }),
-              let money = try? Money(minorUnits: value, currency: currencyText)
-        else {
-            throw .invalid("amount.currency", "amount.currency must be an upper-case ISO 4217 code such as EUR")
-        }
+        let money = try AdminBody.money(object["amount"])
 
         guard case .object(let intervalObject)? = object["interval"] else {
             throw .invalid("interval", "interval must be an object such as {\"every\": 1, \"unit\": \"month\"}")
@@ -71,7 +58,7 @@ struct NewSubscription: Sendable, Equatable {
             throw .invalid("interval.unit", "interval.unit must be day, week or month")
         }
         let maximum = SubscriptionInterval.maximumEvery[unit] ?? 1
-        guard case .integer(let every)? = intervalObject["every"], every >= 1, every <= maximum,
+        guard let every = intervalObject["every"]?.exactInteger, every >= 1, every <= maximum,
               let interval = SubscriptionInterval(every: Int(every), unit: unit)
         else {
             throw .invalid("interval.every", "interval.every must be an integer from 1 to \(maximum) for unit \(unit.rawValue)")
@@ -99,8 +86,11 @@ struct NewSubscription: Sendable, Equatable {
         var maxCycles: Int?
         switch object["max_cycles"] {
         case nil, .null?: break
-        case .integer(let count)? where count > 0 && count <= 1_000_000: maxCycles = Int(count)
-        default: throw .invalid("max_cycles", "max_cycles must be null or an integer from 1 to 1000000")
+        case let value?:
+            guard let count = value.exactInteger, count > 0, count <= 1_000_000 else {
+                throw .invalid("max_cycles", "max_cycles must be null or an integer from 1 to 1000000")
+            }
+            maxCycles = Int(count)
         }
 
         var endAt: Date?
@@ -125,16 +115,17 @@ struct NewSubscription: Sendable, Equatable {
                                maxCycles: maxCycles, endAt: endAt, actor: actor)
     }
 
-    private static func tokenReference(_ object: [String: RequestJSON]) throws(OperationsError) -> TokenReference {
+    private static func tokenReference(_ object: JSONObject) throws(OperationsError) -> TokenReference {
         switch (object["vault_token"], object["vault_token_id"]) {
         case (.some, .some):
             throw .invalid("vault_token", "give vault_token or vault_token_id, not both")
         case (nil, nil), (.null?, nil), (nil, .null?):
             throw .invalid("vault_token", "vault_token ({\"provider\": \"adyen\", \"token\": \"…\"}) or vault_token_id is required")
-        case (nil, .integer(let id)?) where id > 0:
+        case (nil, let value?):
+            guard let id = value.exactInteger, id > 0 else {
+                throw .invalid("vault_token_id", "vault_token_id must be a positive integer")
+            }
             return .id(id)
-        case (nil, _):
-            throw .invalid("vault_token_id", "vault_token_id must be a positive integer")
         case (.object(let token)?, nil):
             for key in token.keys.sorted() where key != "provider" && key != "token" {
                 throw .invalid("vault_token.\(key)", "unknown field vault_token.\(key); known: provider, token")

@@ -18,6 +18,15 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    /// The value as an exact integer: a number written without fraction or exponent that fits
+    /// in 64 bits; nil for anything else (`19.99`, `1e3`, `"1999"`, `true`). Money in minor units
+    /// must be exactly this, never a rounded double.
+    public var exactInteger: Int64? {
+        guard case .number(let text) = self, !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
+        else { return nil }
+        return Int64(text)
+    }
+
     /// The value as the text a provider would sign: strings as they are, numbers as sent,
     /// booleans as `true`/`false`; `nil` for null, objects and arrays.
     public var scalarText: String? {
@@ -53,6 +62,17 @@ public enum JSONValue: Sendable, Equatable {
 /// delivery. Equality ignores member order, as JSON's does.
 public struct JSONObject: Sendable, Equatable {
     public fileprivate(set) var members: [(key: String, value: JSONValue)] = []
+
+    /// An object of `members`, for callers that build a document to validate it the way a
+    /// parsed one is (the CLI turns its flags into the admin API's body). Keys must be unique.
+    public init(_ members: [(key: String, value: JSONValue)]) {
+        self.members = members
+    }
+
+    init() {}
+
+    /// The members' names in document order.
+    public var keys: [String] { members.map(\.key) }
 
     public subscript(key: String) -> JSONValue? {
         members.first { $0.key == key }?.value
