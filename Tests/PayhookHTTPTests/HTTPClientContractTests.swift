@@ -99,14 +99,7 @@ struct HTTPClientContractTests {
 
         let client = kind.make()
         let url = try #require(URL(string: "http://127.0.0.1:\(server.boundPort)/never"))
-        let call = Task { () -> HTTPClientError.Kind? in
-            do throws(HTTPClientError) {
-                _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(30)))
-                return nil
-            } catch {
-                return error.kind
-            }
-        }
+        let call = Task { await failureKind(of: client, url: url) }
         #expect(await eventually { server.parkedRequestCount == 1 })
         call.cancel()
         #expect(await call.value == .cancelled)

@@ -209,3 +209,14 @@ final class RawListener: @unchecked Sendable {
     /// Stops accepting (wakes a blocked accept).
     func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 }
+
+/// Sends a GET with a 30 s deadline and returns how it failed, or nil when it succeeded: for
+/// tests that end a call from outside (cancellation, shutdown).
+func failureKind(of client: any HTTPClient, url: URL) async -> HTTPClientError.Kind? {
+    do throws(HTTPClientError) {
+        _ = try await client.send(HTTPClientRequest(url: url, timeout: .seconds(30)))
+        return nil
+    } catch {
+        return error.kind
+    }
+}
