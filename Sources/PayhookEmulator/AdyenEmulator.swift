@@ -16,7 +16,7 @@ import Synchronization
 /// key answers 422. Without the header every request executes, as in Adyen.
 ///
 /// Safe to use from any thread.
-public final class AdyenEmulator: Sendable {
+public final class AdyenEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
         /// `POST /v{N}/payments`; resource id = the `Idempotency-Key` (nil without one).
@@ -26,9 +26,7 @@ public final class AdyenEmulator: Sendable {
     private struct State {
         var payments: [String: [UInt8]] = [:]
         var faults = FaultPlan()
-        var charges = IdempotencyStore()
-        var script = ChargeScript()
-        var ledger = ChargeLedger()
+        var book = ChargeBook()
     }
 
     /// The API key requests must present as `X-API-Key`.
@@ -53,32 +51,9 @@ public final class AdyenEmulator: Sendable {
         state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
     }
 
-    /// Queues outcomes for the next new charges, in order; afterwards the default applies.
-    public func scriptCharges(_ results: [EmulatedChargeResult]) {
-        state.withLock { $0.script.queued += results }
+    public func withChargeBook<R: Sendable>(_ body: (inout ChargeBook) -> R) -> R {
+        state.withLock { body(&$0.book) }
     }
-
-    /// The outcome of new charges once the script is empty (initially `.approved`).
-    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
-        state.withLock { $0.script.fallback = result }
-    }
-
-    /// How many times a charge with this idempotency key actually executed.
-    public func executedCharges(idempotencyKey: String) -> Int {
-        state.withLock { $0.charges.executions(idempotencyKey) }
-    }
-
-    /// How many requests with this key were answered from the idempotency store.
-    public func replayedCharges(idempotencyKey: String) -> Int {
-        state.withLock { $0.charges.replays(idempotencyKey) }
-    }
-
-    /// How many charges executed, across all idempotency keys and those sent without one
-    /// (replays excluded).
-    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
-
-    /// Every executed charge in execution order, with its `Idempotency-Key` and `reference`.
-    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
 
     /// Requests routed to `endpoint` (with idempotency key `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint = .payments, id: String? = nil) -> Int {
@@ -123,7 +98,7 @@ public final class AdyenEmulator: Sendable {
         }
         let fingerprint = body.fingerprint
         if let key {
-            switch state.charges.lookup(key, fingerprint: fingerprint) {
+            switch state.book.charges.lookup(key, fingerprint: fingerprint) {
             case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
             case .conflict:
                 return .json(422, Self.error(422, message: "Idempotency key already used with a different request"))
@@ -133,7 +108,7 @@ public final class AdyenEmulator: Sendable {
 
         let pspReference = EmulatorIDs.base32(16)
         var members: [(String, JSONText)] = [("pspReference", .string(pspReference))]
-        let result = state.script.next()
+        let result = state.book.script.next()
         switch result {
         case .approved:
             members.append(("resultCode", .string("Authorised")))
@@ -154,10 +129,10 @@ public final class AdyenEmulator: Sendable {
         }
         let document = JSONText.object(members).bytes
         state.payments[pspReference] = document
-        state.ledger.record(ExecutedCharge(
+        state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: reference, providerPaymentID: pspReference, amount: value,
             currency: currency.uppercased(), result: result))
-        if let key { state.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
+        if let key { state.book.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
         return EmulatorReply(status: 200, body: document)
     }
 

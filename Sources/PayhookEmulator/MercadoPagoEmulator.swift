@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// Every request needs `Authorization: Bearer {accessToken}`, else 401. Error bodies imitate
 /// Mercado Pago's `{"message","error","status"}` shape. Safe to use from any thread.
-public final class MercadoPagoEmulator: Sendable {
+public final class MercadoPagoEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
         /// `GET /v1/orders/{id}`; resource id = order id.
@@ -32,9 +32,7 @@ public final class MercadoPagoEmulator: Sendable {
         var orders: [String: [UInt8]] = [:]
         var payments: [String: [UInt8]] = [:]
         var faults = FaultPlan()
-        var charges = IdempotencyStore()
-        var script = ChargeScript()
-        var ledger = ChargeLedger()
+        var book = ChargeBook()
     }
 
     /// The access token requests must present.
@@ -75,33 +73,9 @@ public final class MercadoPagoEmulator: Sendable {
         state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
     }
 
-    /// Queues outcomes for the next new charges, in order; afterwards `defaultResult` applies.
-    public func scriptCharges(_ results: [EmulatedChargeResult]) {
-        state.withLock { $0.script.queued += results }
+    public func withChargeBook<R: Sendable>(_ body: (inout ChargeBook) -> R) -> R {
+        state.withLock { body(&$0.book) }
     }
-
-    /// The outcome of new charges once the script is empty (initially `.approved`).
-    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
-        state.withLock { $0.script.fallback = result }
-    }
-
-    /// How many times a charge with this idempotency key actually executed (0 or 1 unless a
-    /// fault made the first attempt answer without executing).
-    public func executedCharges(idempotencyKey: String) -> Int {
-        state.withLock { $0.charges.executions(idempotencyKey) }
-    }
-
-    /// How many requests with this key were answered from the idempotency store.
-    public func replayedCharges(idempotencyKey: String) -> Int {
-        state.withLock { $0.charges.replays(idempotencyKey) }
-    }
-
-    /// How many charges executed, across all idempotency keys (replays excluded).
-    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
-
-    /// Every executed charge in execution order, with its idempotency key and
-    /// `external_reference`.
-    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
 
     /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
@@ -160,13 +134,13 @@ public final class MercadoPagoEmulator: Sendable {
             return .json(400, Self.error(400, message: "total_amount and transactions.payments are required"))
         }
         let fingerprint = body.fingerprint
-        switch state.charges.lookup(key, fingerprint: fingerprint) {
+        switch state.book.charges.lookup(key, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
         case .conflict: return .json(409, Self.error(409, message: "idempotency key already used with a different request"))
         case .absent: break
         }
 
-        let result = state.script.next()
+        let result = state.book.script.next()
         let (status, detail): (String, String) = switch result {
         case .approved: ("processed", "accredited")
         case .pending: ("processing", "in_process")
@@ -216,12 +190,12 @@ public final class MercadoPagoEmulator: Sendable {
         members.append(("transactions", .object([("payments", .array(paymentDocuments))])))
         let document = JSONText.object(members).bytes
         state.orders[orderID] = document
-        state.ledger.record(ExecutedCharge(
+        state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: body.string("external_reference"), providerPaymentID: orderID,
             amount: total, currency: currency.uppercased(), result: result))
         // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
         // real API may answer a failed order with another status.
-        state.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
+        state.book.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
         return EmulatorReply(status: 201, body: document)
     }
 

@@ -31,7 +31,7 @@ import Synchronization
 /// re-escaping the decoded path the server sees, so ids containing `/` cannot be verified.
 ///
 /// Safe to use from any thread.
-public final class PXPEmulator: Sendable {
+public final class PXPEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
         /// `GET /transactions/{id}`; resource id = `systemTransactionId`.
@@ -45,9 +45,7 @@ public final class PXPEmulator: Sendable {
     private struct State {
         var transactions: [String: [UInt8]] = [:]
         var faults = FaultPlan()
-        var charges = IdempotencyStore()
-        var script = ChargeScript()
-        var ledger = ChargeLedger()
+        var book = ChargeBook()
         /// `systemTransactionId`s by `merchantTransactionId`, in creation order.
         var byMerchantTransactionID: [String: [String]] = [:]
 
@@ -106,31 +104,9 @@ public final class PXPEmulator: Sendable {
         state.withLock { $0.faults.arm(fault, count: count, endpoint: endpoint.rawValue, id: id) }
     }
 
-    /// Queues outcomes for the next new charges, in order; afterwards the default applies.
-    public func scriptCharges(_ results: [EmulatedChargeResult]) {
-        state.withLock { $0.script.queued += results }
+    public func withChargeBook<R: Sendable>(_ body: (inout ChargeBook) -> R) -> R {
+        state.withLock { body(&$0.book) }
     }
-
-    /// The outcome of new charges once the script is empty (initially `.approved`).
-    public func setDefaultChargeResult(_ result: EmulatedChargeResult) {
-        state.withLock { $0.script.fallback = result }
-    }
-
-    /// How many times a charge with this `merchantTransactionId` actually executed.
-    public func executedCharges(merchantTransactionID: String) -> Int {
-        state.withLock { $0.charges.executions(merchantTransactionID) }
-    }
-
-    /// How many requests with this `merchantTransactionId` were answered from the store.
-    public func replayedCharges(merchantTransactionID: String) -> Int {
-        state.withLock { $0.charges.replays(merchantTransactionID) }
-    }
-
-    /// How many charges executed, across all `merchantTransactionId`s (replays excluded).
-    public var totalExecutedCharges: Int { state.withLock { $0.ledger.count } }
-
-    /// Every executed charge in execution order, keyed by `merchantTransactionId`.
-    public var allExecutedCharges: [ExecutedCharge] { state.withLock { $0.ledger.records } }
 
     /// Requests routed to `endpoint` (for resource `id`, or any), authenticated or not.
     public func callCount(_ endpoint: Endpoint, id: String? = nil) -> Int {
@@ -242,7 +218,7 @@ public final class PXPEmulator: Sendable {
             return .json(400, Self.error(400, message: "amounts.transaction and amounts.currencyCode are required"))
         }
         let fingerprint = body.fingerprint(excluding: ["merchantTransactionDate"])
-        switch state.charges.lookup(merchantTransactionID, fingerprint: fingerprint) {
+        switch state.book.charges.lookup(merchantTransactionID, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
         case .conflict: return .json(409, Self.error(409, message: "merchantTransactionId already used"))
         case .absent: break
@@ -250,7 +226,7 @@ public final class PXPEmulator: Sendable {
 
         let intent = body.string("transactionMethod", "intent") ?? "Authorisation"
         var stateMembers: [(String, JSONText)] = []
-        let result = state.script.next()
+        let result = state.book.script.next()
         switch result {
         case .approved:
             let approved = intent == "Purchase" ? "Captured" : "Authorised"
@@ -278,11 +254,11 @@ public final class PXPEmulator: Sendable {
                 ("amounts", .object([("transactionValue", .number(amount)), ("currencyCode", .string(currency))])),
             ]).bytes
         state.put(systemTransactionID, json: document, merchantTransactionID: merchantTransactionID)
-        state.ledger.record(ExecutedCharge(
+        state.book.ledger.record(ExecutedCharge(
             idempotencyKey: merchantTransactionID, reference: nil, providerPaymentID: systemTransactionID,
             amount: amount, currency: currency.uppercased(), result: result))
         // UNCONFIRMED: 200 for every outcome, the decline being in `state`.
-        state.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
+        state.book.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
         return EmulatorReply(status: 200, body: document)
     }
 

@@ -71,7 +71,7 @@ struct ChargeHarness {
         switch provider {
         case .mercadopago: emulator.mercadoPago.executedCharges(idempotencyKey: key)
         case .adyen: emulator.adyen.executedCharges(idempotencyKey: key)
-        case .pxp: emulator.pxp.executedCharges(merchantTransactionID: key)
+        case .pxp: emulator.pxp.executedCharges(idempotencyKey: key)
         }
     }
 
@@ -79,7 +79,7 @@ struct ChargeHarness {
         switch provider {
         case .mercadopago: emulator.mercadoPago.replayedCharges(idempotencyKey: key)
         case .adyen: emulator.adyen.replayedCharges(idempotencyKey: key)
-        case .pxp: emulator.pxp.replayedCharges(merchantTransactionID: key)
+        case .pxp: emulator.pxp.replayedCharges(idempotencyKey: key)
         }
     }
 

@@ -147,7 +147,7 @@ struct EmulatorChargeTests {
             }
             #expect(responses.map(\.status) == [200, 200])
             #expect(responses[0].body == responses[1].body)
-            #expect(emulator.pxp.executedCharges(merchantTransactionID: "sub-77-cycle-4") == 1)
+            #expect(emulator.pxp.executedCharges(idempotencyKey: "sub-77-cycle-4") == 1)
 
             let created = try PXPTransactionDecoder.decode(responses[0].body)
             #expect(created.status == .captured)
