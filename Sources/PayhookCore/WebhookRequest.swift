@@ -24,7 +24,10 @@ public struct WebhookRequest: Sendable {
         self.provider = provider
         self.account = account
         self.rawQuery = rawQuery
-        self.headers = headers.map { (name: $0.name.asciiLowercased(), value: $0.value) }
+        // Ingress hands over HTTPRequest's headers, already lowercased: keep that array
+        // rather than rebuild it for every delivery.
+        let lowercased = !headers.contains { header in header.name.utf8.contains { $0 >= 65 && $0 <= 90 } }
+        self.headers = lowercased ? headers : headers.map { (name: $0.name.asciiLowercased(), value: $0.value) }
         self.body = body
         self.remoteAddress = remoteAddress
         self.receivedAt = receivedAt

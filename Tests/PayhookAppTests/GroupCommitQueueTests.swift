@@ -75,4 +75,48 @@ struct GroupCommitQueueTests {
         for worker in workers { await worker.value }
         #expect(flushes.all.flatMap { $0 }.sorted() == Array(0..<1000))
     }
+
+    @Test("a flush starts beside a running one only once enough items wait", arguments: [
+        // (queued, flushing, stopped, may start)
+        (0, 0, false, false),
+        (1, 0, false, true),
+        (1, 1, false, false),
+        (63, 1, false, false),
+        (64, 1, false, true),
+        (200, 1, false, true),
+        (1, 1, true, true),
+        (0, 1, true, false),
+    ])
+    func concurrentFlushThreshold(queued: Int, flushing: Int, stopped: Bool, mayStart: Bool) {
+        #expect(GroupCommitQueue<Int>.mayStartFlush(
+            queued: queued, flushing: flushing, stopped: stopped, minConcurrentBatch: 64) == mayStart)
+    }
+
+    @Test("items too few for a concurrent flush are taken when the running flush ends")
+    func fewItemsWaitForRunningFlush() async {
+        let flushes = Flushes()
+        let firstFlushEntered = Latch()
+        let releaseFirstFlush = Latch()
+        let secondFlushDone = Latch()
+        let queue = GroupCommitQueue<Int>(maxBatch: 100, capacity: 1000, minConcurrentBatch: 10) { batch in
+            let count = flushes.batches.withLock { batches in
+                batches.append(batch)
+                return batches.count
+            }
+            if count == 1 {
+                firstFlushEntered.open()
+                await releaseFirstFlush.wait()
+            }
+            if count == 2 { secondFlushDone.open() }
+        }
+        let workers = (0..<2).map { _ in Task { await queue.runWorker() } }
+        #expect(queue.submit(0))
+        await firstFlushEntered.wait()
+        for item in 1...3 { #expect(queue.submit(item)) }
+        releaseFirstFlush.open()
+        await secondFlushDone.wait()
+        queue.stop()
+        for worker in workers { await worker.value }
+        #expect(flushes.all == [[0], [1, 2, 3]])
+    }
 }

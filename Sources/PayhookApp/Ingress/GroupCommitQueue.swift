@@ -12,17 +12,37 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
         var items: [Item] = []
         var waiters: [CheckedContinuation<Void, Never>] = []
         var stopped = false
+        /// Flushes running now.
+        var flushing = 0
+
+        func mayStartFlush(minConcurrentBatch: Int) -> Bool {
+            GroupCommitQueue.mayStartFlush(
+                queued: items.count, flushing: flushing, stopped: stopped, minConcurrentBatch: minConcurrentBatch)
+        }
     }
 
     private let state = Mutex(State())
     private let maxBatch: Int
     private let capacity: Int
+    private let minConcurrentBatch: Int
     private let flush: @Sendable ([Item]) async -> Void
 
-    init(maxBatch: Int, capacity: Int, flush: @escaping @Sendable ([Item]) async -> Void) {
+    /// - Parameters:
+    ///   - maxBatch: the most items one flush takes.
+    ///   - capacity: the most items waiting; `submit` refuses beyond it.
+    ///   - minConcurrentBatch: items that must wait before a flush starts beside a running one;
+    ///     1 lets every worker flush as soon as anything arrives.
+    init(maxBatch: Int, capacity: Int, minConcurrentBatch: Int = 1, flush: @escaping @Sendable ([Item]) async -> Void) {
         self.maxBatch = maxBatch
         self.capacity = capacity
+        self.minConcurrentBatch = max(1, minConcurrentBatch)
         self.flush = flush
+    }
+
+    /// Whether a worker may take a batch: something is queued, and either no flush runs, or
+    /// enough waits to be worth a concurrent one, or the queue is draining after `stop()`.
+    static func mayStartFlush(queued: Int, flushing: Int, stopped: Bool, minConcurrentBatch: Int) -> Bool {
+        queued > 0 && (flushing == 0 || queued >= minConcurrentBatch || stopped)
     }
 
     /// Queues an item; returns false (item not taken) when the queue is full or stopped.
@@ -32,7 +52,10 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
         (accepted, waiter) = state.withLock { state in
             guard !state.stopped, state.items.count < capacity else { return (false, nil) }
             state.items.append(item)
-            return (true, state.waiters.isEmpty ? nil : state.waiters.removeFirst())
+            // A waiter that could not start a flush yet stays asleep; the running flush's
+            // worker takes the item when it finishes.
+            guard !state.waiters.isEmpty, state.mayStartFlush(minConcurrentBatch: minConcurrentBatch) else { return (true, nil) }
+            return (true, state.waiters.removeFirst())
         }
         waiter?.resume()
         return accepted
@@ -47,6 +70,7 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
             let batch = await nextBatch()
             if batch.isEmpty { return }
             await flush(batch)
+            state.withLock { $0.flushing -= 1 }
         }
     }
 
@@ -63,18 +87,19 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
     private func nextBatch() async -> [Item] {
         while true {
             let immediate: [Item]? = state.withLock { state in
-                if !state.items.isEmpty {
+                if state.mayStartFlush(minConcurrentBatch: minConcurrentBatch) {
                     let count = min(maxBatch, state.items.count)
                     let batch = Array(state.items.prefix(count))
                     state.items.removeFirst(count)
+                    state.flushing += 1
                     return batch
                 }
-                return state.stopped ? [] : nil
+                return state.stopped && state.items.isEmpty ? [] : nil
             }
             if let immediate { return immediate }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state in
-                    if !state.items.isEmpty || state.stopped { return true }
+                    if state.mayStartFlush(minConcurrentBatch: minConcurrentBatch) || state.stopped { return true }
                     state.waiters.append(continuation)
                     return false
                 }

@@ -52,6 +52,13 @@ final class InboundEventWriter: Sendable {
     /// At most this many rows in one INSERT.
     static let maxBatch = 500
 
+    /// Rows that must wait before a second INSERT starts beside a running one. Each INSERT has a
+    /// fixed cost on both sides (a round trip, a statement, a commit); measured on bench/ingest
+    /// against 1 (flush on any arrival), 64 cut CPU per delivery by ~9% in payhook and ~10% in
+    /// PostgreSQL without lowering throughput. Below it, rows wait for the running INSERT, as
+    /// they would with a single writer.
+    static let minConcurrentBatch = 64
+
     init(pool: PostgresPool, logger: Logger, metrics: MetricsRegistry, capacity: Int = 20_000) {
         self.pool = pool
         self.logger = logger
@@ -59,7 +66,7 @@ final class InboundEventWriter: Sendable {
                          buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500])
         self.batchRows = metrics.histogram("payhook_ingest_batch_rows")
         let box = WriterBox()
-        self.queue = GroupCommitQueue(maxBatch: Self.maxBatch, capacity: capacity) { batch in
+        self.queue = GroupCommitQueue(maxBatch: Self.maxBatch, capacity: capacity, minConcurrentBatch: Self.minConcurrentBatch) { batch in
             await box.writer?.write(batch)
         }
         box.writer = self

@@ -28,10 +28,15 @@ struct PostgresArrayLiteral {
                 bytes.append(contentsOf: utf8)
                 return
             }
-            for byte in utf8 {
-                if needsEscape(byte) { bytes.append(UInt8(ascii: "\\")) }
-                bytes.append(byte)
+            // The stored headers JSON quotes every name and value, so it always takes this path:
+            // copy the runs between escapes whole rather than byte by byte.
+            var runStart = 0
+            for index in 0..<utf8.count where needsEscape(utf8[index]) {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                bytes.append(UInt8(ascii: "\\"))
+                runStart = index
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
     }

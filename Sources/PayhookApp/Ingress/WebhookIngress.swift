@@ -198,19 +198,30 @@ struct WebhookIngress: Sendable {
             }
             return out + "}"
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(capacity)
-        out.append(UInt8(ascii: "{"))
-        for (index, (name, value)) in headers.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: "\"")])
-            out.append(contentsOf: value.utf8)
-            out.append(UInt8(ascii: "\""))
+        // Written straight into the String's storage: one allocation, no intermediate array.
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var count = 0
+            func put(_ byte: UInt8) {
+                buffer[count] = byte
+                count += 1
+            }
+            func put(_ text: String) {
+                for byte in text.utf8 { put(byte) }
+            }
+            put(UInt8(ascii: "{"))
+            for (index, (name, value)) in headers.enumerated() {
+                if index > 0 { put(UInt8(ascii: ",")) }
+                put(UInt8(ascii: "\""))
+                put(name)
+                put(UInt8(ascii: "\""))
+                put(UInt8(ascii: ":"))
+                put(UInt8(ascii: "\""))
+                put(value)
+                put(UInt8(ascii: "\""))
+            }
+            put(UInt8(ascii: "}"))
+            return count
         }
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Whether `text` needs an escape as a JSON string (what `JSONString.quote` would change).

@@ -50,7 +50,7 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
             guard let signature = try? Base64.decode(signatureText), !signature.isEmpty else {
                 return .rejected(.malformedSignature)
             }
-            guard let index = hmacKeys.indexOfKey(signing: Array(item.signingString.utf8), as: signature) else {
+            guard let index = hmacKeys.indexOfKey(signing: item.signingBytes, as: signature) else {
                 return .rejected(.signatureMismatch)
             }
             // Report the oldest key used by any item: that is the one that cannot be retired yet.
@@ -62,7 +62,7 @@ public struct AdyenSignatureVerifier: WebhookVerifier {
             eventCodes.append(item.eventCode)
         }
         return .verified(VerifiedDelivery(
-            dedupKey: items.map(\.dedupComponent).joined(separator: "|"),
+            dedupKey: items.count == 1 ? items[0].dedupComponent : items.map(\.dedupComponent).joined(separator: "|"),
             eventType: eventCodes.isEmpty ? nil : eventCodes.joined(separator: ","),
             keptHeaders: [:],
             warnings: [],
