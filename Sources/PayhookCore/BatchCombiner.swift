@@ -1,9 +1,10 @@
 import Synchronization
 
 /// Combines concurrent calls into batches without a background task: a caller arriving while
-/// fewer than `maxFlushes` flushes run becomes a leader and flushes its own input together with
-/// everything that queued up meanwhile; callers arriving while every flush slot is busy wait,
-/// and a leader that is done hands its slot to the oldest of them, whose flush takes the waiters.
+/// no flush runs (or, while fewer than `maxFlushes` run, with `minConcurrentBatch` inputs ready
+/// counting its own) becomes a leader and flushes its own input together with everything that
+/// queued up meanwhile; other callers wait, and a leader that is done hands its slot to the
+/// oldest of them, whose flush takes the waiters.
 ///
 /// Why: one statement (one round trip, one commit) for many concurrent callers, where a
 /// statement per caller would make the database's per-statement cost the limit. With no
@@ -13,8 +14,8 @@ import Synchronization
 /// fsync); with one slot, every caller would wait for the flush before its own, and the
 /// database's group commit would get one transaction to share its fsync with.
 ///
-/// `flush` gets the inputs in submission order and must return exactly one output per input,
-/// in the same order. It runs on the leader's task, at most `maxFlushes` at a time.
+/// `flush` gets the leader's input first, then the waiters' in submission order, and must
+/// return exactly one output per input, in the same order. It runs on the leader's task, at most `maxFlushes` at a time.
 ///
 /// Threading: `submit` may be called from any task.
 public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
@@ -35,24 +36,35 @@ public final class BatchCombiner<Input: Sendable, Output: Sendable>: Sendable {
 
     private let maxBatch: Int
     private let maxFlushes: Int
+    private let minConcurrentBatch: Int
     private let flush: @Sendable ([Input]) async -> [Output]
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - maxBatch: most inputs in one flush; the rest wait for the next.
     ///   - maxFlushes: most flushes running at once.
+    ///   - minConcurrentBatch: inputs (waiting ones and the caller's) it takes to start a flush
+    ///     beside a running one; below it, callers wait for a running flush to finish. 1 starts
+    ///     one whenever a slot is free.
     ///   - flush: runs one batch; one output per input, in order.
-    public init(maxBatch: Int, maxFlushes: Int = 1, flush: @escaping @Sendable ([Input]) async -> [Output]) {
+    public init(maxBatch: Int, maxFlushes: Int = 1, minConcurrentBatch: Int = 1,
+                flush: @escaping @Sendable ([Input]) async -> [Output]) {
         self.maxBatch = max(1, maxBatch)
         self.maxFlushes = max(1, maxFlushes)
+        self.minConcurrentBatch = max(1, minConcurrentBatch)
         self.flush = flush
     }
+
+    /// Callers waiting for a flush (for tests).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Submits one input and returns its output once its batch has been flushed.
     public func submit(_ input: Input) async -> Output {
         let step: Step = await withCheckedContinuation { continuation in
             let leadNow = state.withLock { state in
-                if state.flushing >= maxFlushes {
+                let startsFlush = state.flushing == 0
+                    || (state.flushing < maxFlushes && state.waiting.count + 1 >= minConcurrentBatch)
+                guard startsFlush else {
                     state.waiting.append(Waiter(input: input, continuation: continuation))
                     return false
                 }

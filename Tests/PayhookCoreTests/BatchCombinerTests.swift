@@ -1,4 +1,5 @@
-import PayhookCore
+@testable import PayhookCore
+import PayhookTestSupport
 import Synchronization
 import Testing
 
@@ -54,6 +55,56 @@ struct BatchCombinerTests {
         #expect(outputs.count == 60 && outputs.allSatisfy { $0 })
         #expect(peak.withLock { $0 } <= 3)
         #expect(peak.withLock { $0 } >= 2)
+    }
+
+    /// Holds every flush until `release()`, recording the batches.
+    final class FlushGate: Sendable {
+        let batches = Mutex<[[Int]]>([])
+        private let held = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func hold(_ inputs: [Int]) async {
+            batches.withLock { $0.append(inputs) }
+            await withCheckedContinuation { continuation in
+                let passNow = held.withLock { held in
+                    if held.released { return true }
+                    held.waiting.append(continuation)
+                    return false
+                }
+                if passNow { continuation.resume() }
+            }
+        }
+
+        func release() {
+            let waiting = held.withLock { held in
+                held.released = true
+                defer { held.waiting = [] }
+                return held.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+    }
+
+    @Test("a flush starts beside a running one only once minConcurrentBatch inputs are ready; fewer wait for it")
+    func concurrentFlushThreshold() async throws {
+        let gate = FlushGate()
+        let combiner = BatchCombiner<Int, Int>(maxBatch: 16, maxFlushes: 3, minConcurrentBatch: 3) { inputs in
+            await gate.hold(inputs)
+            return inputs.map { $0 + 100 }
+        }
+        let first = Task { await combiner.submit(0) }
+        #expect(await eventually { gate.batches.withLock { $0 } == [[0]] })
+        let second = Task { await combiner.submit(1) }
+        #expect(await eventually { combiner.waitingCount == 1 })
+        let third = Task { await combiner.submit(2) }
+        #expect(await eventually { combiner.waitingCount == 2 })
+        // Two inputs ready, a slot free, yet no second flush: below the threshold.
+        #expect(gate.batches.withLock { $0 } == [[0]])
+        let fourth = Task { await combiner.submit(3) }
+        #expect(await eventually { gate.batches.withLock { $0 }.count == 2 })
+        #expect(gate.batches.withLock { $0 }[1] == [3, 1, 2])
+        #expect(combiner.waitingCount == 0)
+        gate.release()
+        #expect(await [first.value, second.value, third.value, fourth.value] == [100, 101, 102, 103])
     }
 
     @Test("a lone caller is flushed at once, alone")
