@@ -24,4 +24,9 @@ public enum JSONString {
         }
         return out + "\""
     }
+
+    /// `texts` as a JSON array of strings (`["a","b"]`), e.g. a bind for `jsonb_array_elements_text`.
+    public static func array(_ texts: [String]) -> String {
+        "[" + texts.map(quote).joined(separator: ",") + "]"
+    }
 }

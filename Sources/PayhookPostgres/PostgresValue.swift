@@ -45,6 +45,14 @@ extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral
     public init(nilLiteral: ()) { self = .null }
 }
 
+extension PostgresValue {
+    /// Integers as the text of a PostgreSQL array (`{1,2,3}`), for a bind the statement casts
+    /// (`= ANY($1::bigint[])`, `unnest($1::int[])`): one bind for a whole batch of ids.
+    public static func integerArray(_ values: some Sequence<some BinaryInteger>) -> PostgresValue {
+        .text("{" + values.map { String($0) }.joined(separator: ",") + "}")
+    }
+}
+
 /// Wire encoding of bind values: text format for everything except `bytea`.
 extension PostgresValue {
     /// Type OIDs from `pg_type`; stable across PostgreSQL versions.

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 import PayhookPostgres
 
 /// The job store: enqueue, claim, heartbeat and finish jobs in the `jobs` table.
@@ -125,7 +126,7 @@ public struct JobQueue: Sendable {
     public func claim(limit: Int, kinds: [String], worker: String, lease: Duration) async throws(PostgresError) -> [Job] {
         guard limit > 0, !kinds.isEmpty else { return [] }
         let rows = try await pool.query(JobSQL.claimDue, [
-            .int(Int64(limit)), .text(worker), .double(lease.seconds), .jsonb(Self.jsonArray(kinds)),
+            .int(Int64(limit)), .text(worker), .double(lease.seconds), .jsonb(JSONString.array(kinds)),
         ])
         var jobs = [Job]()
         jobs.reserveCapacity(rows.rows.count)
@@ -240,7 +241,7 @@ public struct JobQueue: Sendable {
     }
 
     private static func heldBinds(_ jobs: [Job], _ worker: String) -> [PostgresValue] {
-        [.text(JobSQL.arrayLiteral(jobs.map(\.id))), .text(JobSQL.arrayLiteral(jobs.map(\.attempt))), .text(worker)]
+        [.integerArray(jobs.map(\.id)), .integerArray(jobs.map(\.attempt)), .text(worker)]
     }
 
     private static func oneHeldBinds(_ job: Job) -> [PostgresValue] {
@@ -252,22 +253,5 @@ public struct JobQueue: Sendable {
         var cleaned = text.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}")
         if cleaned.count > 4000 { cleaned = String(cleaned.prefix(4000)) + "…" }
         return cleaned
-    }
-
-    static func jsonArray(_ strings: [String]) -> String {
-        "[" + strings.map { quoteJSON($0) }.joined(separator: ",") + "]"
-    }
-
-    static func quoteJSON(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

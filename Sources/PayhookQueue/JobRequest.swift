@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 
 /// One job to enqueue in a batch; see `JobQueue.enqueue(_:on:)`.
 public struct JobRequest: Sendable, Hashable {
@@ -28,9 +29,9 @@ public struct JobRequest: Sendable, Hashable {
         var out = "["
         for (index, request) in requests.enumerated() {
             if index > 0 { out += "," }
-            out += "{\"kind\":" + JobQueue.quoteJSON(request.kind)
-            out += ",\"payload\":" + JobQueue.quoteJSON(request.payload)
-            out += ",\"unique_key\":" + (request.uniqueKey.map(JobQueue.quoteJSON) ?? "null")
+            out += "{\"kind\":" + JSONString.quote(request.kind)
+            out += ",\"payload\":" + JSONString.quote(request.payload)
+            out += ",\"unique_key\":" + (request.uniqueKey.map(JSONString.quote) ?? "null")
             out += ",\"run_at\":" + (request.runAt.map { String(format: "%.6f", $0.timeIntervalSince1970) } ?? "null")
             out += ",\"max_attempts\":" + (request.maxAttempts.map { String($0) } ?? "null") + "}"
         }

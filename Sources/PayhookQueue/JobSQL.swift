@@ -167,9 +167,4 @@ enum JobSQL {
         ("extend_held_leases", extendHeldLeases), ("release_held", releaseHeld), ("fail_held", failHeld),
         ("snooze_held", snoozeHeld), ("discard_held", discardHeld), ("rescue_expired", rescueExpired),
     ]
-
-    /// `{1,2,3}`: a PostgreSQL array literal of integers.
-    static func arrayLiteral<T: BinaryInteger>(_ values: some Sequence<T>) -> String {
-        "{" + values.map { String($0) }.joined(separator: ",") + "}"
-    }
 }

@@ -71,3 +71,12 @@ struct PostgresTimestampUnitTests {
         #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "abc") }
     }
 }
+
+@Suite("Array binds (no server)")
+struct ArrayBindTests {
+    @Test("integers become one array literal bind, signs kept, empty as {}")
+    func integerArray() {
+        #expect(PostgresValue.integerArray([Int64(7), -2, 9_223_372_036_854_775_807]) == .text("{7,-2,9223372036854775807}"))
+        #expect(PostgresValue.integerArray([Int32]()) == .text("{}"))
+    }
+}

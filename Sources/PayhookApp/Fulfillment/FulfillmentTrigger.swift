@@ -22,7 +22,7 @@ struct FulfillmentTrigger: Sendable {
         var orderIDs = touched.orderIDs
         if !touched.unlinkedPaymentIDs.isEmpty {
             let linked = try await connection.query(FulfillmentSQL.linkPaymentsByReference,
-                                                    [.text(Self.arrayLiteral(touched.unlinkedPaymentIDs))])
+                                                    [.integerArray(touched.unlinkedPaymentIDs)])
             for row in linked { orderIDs.insert(try row.decode("order_id")) }
         }
         guard !orderIDs.isEmpty else { return }
@@ -36,7 +36,7 @@ struct FulfillmentTrigger: Sendable {
 
     private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws {
         let rows = try await connection.query(FulfillmentSQL.followUps, [
-            .text(Self.arrayLiteral(orderIDs)), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
+            .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
         var reversals: [(order: Int64, payment: Int64)] = []
@@ -87,6 +87,4 @@ struct FulfillmentTrigger: Sendable {
     }
 
     /// `{1,2,3}`: a PostgreSQL array literal of ids, bound as text and cast in the statement.
-    static func arrayLiteral(_ ids: [Int64]) -> String { "{" + ids.map(String.init).joined(separator: ",") + "}" }
-    static func jsonArray(_ texts: [String]) -> String { "[" + texts.map { JSONString.quote($0) }.joined(separator: ",") + "]" }
 }

@@ -84,7 +84,7 @@ struct OrderService: Sendable {
         if let reference = registration.merchantReference {
             keys.append(CanonicalEventApplier.referenceLockKey(provider: provider, merchantReference: reference))
         }
-        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(FulfillmentTrigger.jsonArray(keys))])
+        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
 
         let byOrderID = try await existingID(OrderSQL.selectByProviderOrderID, provider, registration.providerOrderID, connection)
         let byReference = try await existingID(OrderSQL.selectByReference, provider, registration.merchantReference, connection)

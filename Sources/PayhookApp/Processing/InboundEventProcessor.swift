@@ -211,7 +211,7 @@ final class InboundEventProcessor: Sendable {
             if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }
         }
         if !keys.isEmpty {
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(Self.jsonArray(keys))])
+            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
         }
 
         var processed: [Int64] = []
@@ -245,7 +245,7 @@ final class InboundEventProcessor: Sendable {
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
             try await followUps.afterProcessing(touched, on: connection)
-            try await connection.query(ProcessingSQL.markProcessed, [.text(FulfillmentTrigger.arrayLiteral(processed))])
+            try await connection.query(ProcessingSQL.markProcessed, [.integerArray(processed)])
         }
         outcome.processed = processed.count
         return outcome
@@ -325,10 +325,6 @@ final class InboundEventProcessor: Sendable {
             logger.warning("could not record the failed batch; its events stay pending",
                            ["error": .string(String(describing: error))])
         }
-    }
-
-    static func jsonArray(_ values: [String]) -> String {
-        "[" + values.map(JSONString.quote).joined(separator: ",") + "]"
     }
 }
 

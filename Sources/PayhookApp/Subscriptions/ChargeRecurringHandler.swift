@@ -502,7 +502,7 @@ struct ChargeRecurringHandler: JobHandler {
         let payments = batch.filter { !$0.asOrder }
         let orders = batch.filter(\.asOrder)
         return try await pool.transaction { connection in
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(InboundEventProcessor.jsonArray(batch.map(\.lockKey)))])
+            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(batch.map(\.lockKey)))])
             var settled = Set<Int64>()
             if !payments.isEmpty {
                 for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
