@@ -28,12 +28,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Loop thread only.
     private(set) var responseBody: [UInt8] = []
 
-    private struct Completion {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var outcome: Outcome?
-    }
-
-    private let completion = Mutex(Completion())
+    private let completion = FirstOutcome<Outcome>()
     private let slots: AsyncSemaphore
     private let slotHeld = Atomic<Bool>(true)
 
@@ -74,28 +69,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Completion (any thread)
 
-    var isFinished: Bool { completion.withLock { $0.outcome != nil } }
+    var isFinished: Bool { completion.isFinished }
 
     /// Parks the caller; if the call already ended (cancelled first), resumes it at once.
-    func install(_ continuation: CheckedContinuation<Outcome, Never>) {
-        let early: Outcome? = completion.withLock { state in
-            if let outcome = state.outcome { return outcome }
-            state.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(returning: early) }
-    }
+    func install(_ continuation: CheckedContinuation<Outcome, Never>) { completion.install(continuation) }
 
     /// Decides the call's outcome; only the first call counts.
-    func finish(_ outcome: Outcome) {
-        let continuation = completion.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(returning: outcome)
-    }
+    func finish(_ outcome: Outcome) { completion.finish(outcome) }
 
     /// Returns the concurrency permit; only the first call counts. Called when curl has let go
     /// of the transfer (or never had it), not when the caller is answered, so the bound on

@@ -133,42 +133,23 @@ public final class URLSessionHTTPClient: HTTPClient {
 private final class CallRace: Sendable {
     typealias Outcome = Result<HTTPClientResponse, HTTPClientError>
 
-    private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var outcome: Outcome?
-        var tasks: [Task<Void, Never>] = []
-    }
+    private let outcome = FirstOutcome<Outcome>()
+    private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    private let state = Mutex(State())
+    var isFinished: Bool { outcome.isFinished }
 
-    var isFinished: Bool { state.withLock { $0.outcome != nil } }
+    func install(_ continuation: CheckedContinuation<Outcome, Never>) { outcome.install(continuation) }
 
-    func install(_ continuation: CheckedContinuation<Outcome, Never>) {
-        let early: Outcome? = state.withLock { state in
-            if let outcome = state.outcome { return outcome }
-            state.continuation = continuation
-            return nil
-        }
-        // Cancelled before the continuation existed: answer at once.
-        if let early { continuation.resume(returning: early) }
-    }
-
+    /// Keeps a competing task so the winner can cancel it; cancels it at once when the race is
+    /// over. (Checked after appending, so a task adopted while `finish` runs is cancelled by
+    /// one side or the other.)
     func adopt(_ task: Task<Void, Never>) {
-        let cancelNow = state.withLock { state in
-            state.tasks.append(task)
-            return state.outcome != nil
-        }
-        if cancelNow { task.cancel() }
+        tasks.withLock { $0.append(task) }
+        if outcome.isFinished { task.cancel() }
     }
 
-    func finish(_ outcome: Outcome) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, [Task<Void, Never>]) in
-            guard state.outcome == nil else { return (nil, []) }
-            state.outcome = outcome
-            defer { state.continuation = nil; state.tasks = [] }
-            return (state.continuation, state.tasks)
-        }
-        continuation?.resume(returning: outcome)
-        for task in tasks { task.cancel() }
+    func finish(_ result: Outcome) {
+        guard outcome.finish(result) else { return }
+        for task in tasks.withLock({ tasks in defer { tasks = [] }; return tasks }) { task.cancel() }
     }
 }
