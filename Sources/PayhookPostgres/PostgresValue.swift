@@ -30,6 +30,8 @@ public enum PostgresValue: Sendable, Hashable {
     case jsonb(String)
     /// `timestamptz`, sent with microsecond precision in UTC.
     case timestamptz(Date)
+    /// A one-dimensional array (`text[]`, `jsonb[]`, `int8[]`, `int4[]`), sent in binary format.
+    case array(PostgresArray)
 }
 
 extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
@@ -53,7 +55,7 @@ extension PostgresValue {
     }
 }
 
-/// Wire encoding of bind values: text format for everything except `bytea`.
+/// Wire encoding of bind values: text format for everything except `bytea` and arrays.
 extension PostgresValue {
     /// Type OIDs from `pg_type`; stable across PostgreSQL versions.
     enum OID {
@@ -99,6 +101,8 @@ extension PostgresValue {
             return Encoded(oid: OID.float8, bytes: Array(text.utf8), binary: false)
         case .bytea(let bytes):
             return Encoded(oid: OID.bytea, bytes: bytes, binary: true)
+        case .array(let array):
+            return Encoded(oid: array.element.oids.array, bytes: array.encoded, binary: true)
         case .jsonb(let json):
             return Encoded(oid: OID.jsonb, bytes: try Self.textBytes(json), binary: false)
         case .timestamptz(let date):

@@ -5,21 +5,6 @@ import Synchronization
 import Testing
 @testable import PayhookApp
 
-@Suite("Array literals for the ingest INSERT")
-struct PostgresArrayLiteralTests {
-    @Test("strings are quoted with quotes and backslashes escaped; nil is NULL; integers are decimal")
-    func literalText() {
-        var texts = PostgresArrayLiteral(capacity: 8)
-        #expect(texts.finish() == "{}")
-        texts = PostgresArrayLiteral(capacity: 8)
-        for element in ["a", "", "x,y {z}", #"q"b\c"#, "é", nil] as [String?] { texts.append(element) }
-        #expect(texts.finish() == #"{"a","","x,y {z}","q\"b\\c","é",NULL}"#)
-        var numbers = PostgresArrayLiteral(capacity: 8)
-        for number: Int64 in [0, 7, -12, 1_796_001_460_123_456, .max, .min] { numbers.append(number) }
-        #expect(numbers.finish() == "{0,7,-12,1796001460123456,9223372036854775807,-9223372036854775808}")
-    }
-}
-
 @Suite("Inbound event writer against PostgreSQL")
 struct InboundEventWriterTests {
     static func draft(_ provider: ProviderID, key: String, eventType: String?, body: [UInt8], received: Date,

@@ -110,38 +110,39 @@ final class InboundEventWriter: Sendable {
         RETURNING id, provider, dedup_key
         """
 
-    /// The binds of `insertSQL` for `batch`, in row order.
-    static func insertBinds(_ batch: [InboundEventDraft]) -> [PostgresValue] {
+    /// The binds of `insertSQL` for `batch`, in row order: binary arrays, so no element is
+    /// escaped here or scanned by the server.
+    /// - Throws: `.other` if a text value holds NUL (verification never lets one through).
+    static func insertBinds(_ batch: some Collection<InboundEventDraft>) throws(PostgresError) -> [PostgresValue] {
         let rows = batch.count
-        var providers = PostgresArrayLiteral(capacity: rows * 14)
-        var accounts = PostgresArrayLiteral(capacity: rows * 4)
-        var dedupKeys = PostgresArrayLiteral(capacity: rows * 48)
-        var eventTypes = PostgresArrayLiteral(capacity: rows * 20)
-        var receivedMicros = PostgresArrayLiteral(capacity: rows * 18)
-        var remoteAddresses = PostgresArrayLiteral(capacity: rows * 14)
-        var headers = PostgresArrayLiteral(capacity: rows * 200)
-        var queries = PostgresArrayLiteral(capacity: rows * 40)
-        var bodyStarts = PostgresArrayLiteral(capacity: rows * 8)
-        var bodyLengths = PostgresArrayLiteral(capacity: rows * 6)
+        var providers = PostgresArray(.text, capacity: rows * 16)
+        var accounts = PostgresArray(.text, capacity: rows * 4)
+        var dedupKeys = PostgresArray(.text, capacity: rows * 48)
+        var eventTypes = PostgresArray(.text, capacity: rows * 24)
+        var receivedMicros = PostgresArray(.int8, capacity: rows * 12)
+        var remoteAddresses = PostgresArray(.text, capacity: rows * 16)
+        var headers = PostgresArray(.jsonb, capacity: rows * 200)
+        var queries = PostgresArray(.text, capacity: rows * 40)
+        var bodyStarts = PostgresArray(.int4, capacity: rows * 8)
+        var bodyLengths = PostgresArray(.int4, capacity: rows * 8)
         var bodies: [UInt8] = []
         bodies.reserveCapacity(batch.reduce(0) { $0 + $1.body.count })
         for draft in batch {
-            providers.append(draft.provider.rawValue)
-            accounts.append(draft.account)
-            dedupKeys.append(draft.dedupKey)
-            eventTypes.append(draft.eventType)
-            receivedMicros.append(Int64((draft.receivedAt.timeIntervalSince1970 * 1_000_000).rounded()))
-            remoteAddresses.append(draft.remoteAddress)
-            headers.append(draft.headersJSON)
-            queries.append(draft.rawQuery)
-            bodyStarts.append(Int64(bodies.count + 1))  // substring() counts from 1
-            bodyLengths.append(Int64(draft.body.count))
+            try providers.append(draft.provider.rawValue)
+            try accounts.append(draft.account)
+            try dedupKeys.append(draft.dedupKey)
+            try eventTypes.append(draft.eventType)
+            try receivedMicros.append(Int64((draft.receivedAt.timeIntervalSince1970 * 1_000_000).rounded()))
+            try remoteAddresses.append(draft.remoteAddress)
+            try headers.append(draft.headersJSON)
+            try queries.append(draft.rawQuery)
+            try bodyStarts.append(Int64(bodies.count + 1))  // substring() counts from 1
+            try bodyLengths.append(Int64(draft.body.count))
             bodies.append(contentsOf: draft.body)
         }
         return [
-            .text(providers.finish()), .text(accounts.finish()), .text(dedupKeys.finish()), .text(eventTypes.finish()),
-            .text(receivedMicros.finish()), .text(remoteAddresses.finish()), .text(headers.finish()),
-            .text(queries.finish()), .bytea(bodies), .text(bodyStarts.finish()), .text(bodyLengths.finish()),
+            .array(providers), .array(accounts), .array(dedupKeys), .array(eventTypes), .array(receivedMicros),
+            .array(remoteAddresses), .array(headers), .array(queries), .bytea(bodies), .array(bodyStarts), .array(bodyLengths),
         ]
     }
 
@@ -151,11 +152,9 @@ final class InboundEventWriter: Sendable {
             return
         }
         batchRows.observe(Double(batch.count))
-        let sql = Self.insertSQL
-        let binds = Self.insertBinds(batch.map(\.draft))
-
         do {
-            let rows = try await pool.query(sql, binds)
+            let binds = try Self.insertBinds(batch.lazy.map(\.draft))
+            let rows = try await pool.query(Self.insertSQL, binds)
             var inserted: [StoredIdentity: Int64] = [:]
             inserted.reserveCapacity(batch.count)
             for row in rows {

@@ -459,11 +459,11 @@ struct ChargeRecurringHandler: JobHandler {
     /// charge when it was marked, nil when that key takes the one-by-one path (not a plain first
     /// attempt, or the statement failed: the one-by-one path then reports the failure).
     static func beginFirstAttempts(_ keys: [String], pool: PostgresPool) async -> [Loaded?] {
-        var literal = PostgresArrayLiteral(capacity: keys.count * 24)
-        for key in keys { literal.append(key) }
+        var keyArray = PostgresArray(.text, capacity: keys.count * 40)
         var byKey: [String: Loaded] = [:]
         do {
-            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.text(literal.finish())]).rows {
+            for key in keys { try keyArray.append(key) }
+            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.array(keyArray)]).rows {
                 let loaded = try Loaded(row: row)
                 byKey[loaded.charge.idempotencyKey] = loaded
             }
