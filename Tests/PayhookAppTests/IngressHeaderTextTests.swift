@@ -1,4 +1,5 @@
 import PayhookCore
+import PayhookProviders
 import Testing
 @testable import PayhookApp
 

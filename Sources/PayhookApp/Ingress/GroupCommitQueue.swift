@@ -88,10 +88,17 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
         while true {
             let immediate: [Item]? = state.withLock { state in
                 if state.mayStartFlush(minConcurrentBatch: minConcurrentBatch) {
-                    let count = min(maxBatch, state.items.count)
-                    let batch = Array(state.items.prefix(count))
-                    state.items.removeFirst(count)
                     state.flushing += 1
+                    guard state.items.count > maxBatch else {
+                        // The usual case: take the whole queue without copying its items, and
+                        // give the queue a buffer the size of this batch for the next one.
+                        var batch: [Item] = []
+                        batch.reserveCapacity(state.items.count)
+                        swap(&batch, &state.items)
+                        return batch
+                    }
+                    let batch = Array(state.items.prefix(maxBatch))
+                    state.items.removeFirst(maxBatch)
                     return batch
                 }
                 return state.stopped && state.items.isEmpty ? [] : nil

@@ -173,28 +173,35 @@ struct WebhookIngress: Sendable {
         return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
-    /// The kept headers as a JSON object with sorted keys; written with whole-string copies
-    /// into one buffer because it runs for every delivery.
-    static func headersJSON(_ kept: [String: String], contentType: String?) -> String {
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(kept.count + 1)
-        for (name, value) in kept where contentType == nil || name != "content-type" {
-            headers.append((name, value))
+    /// The kept headers as a JSON object with sorted keys (the content type replacing any kept
+    /// one); written by whole-string copies into one buffer because it runs for every delivery.
+    static func headersJSON(_ kept: KeptHeaders, contentType: String?) -> String {
+        var headers: [KeptHeaders.Header] = []
+        headers.reserveCapacity(kept.headers.count + 1)
+        for header in kept.headers where contentType == nil || header.name != "content-type" {
+            headers.append(header)
         }
-        if let contentType { headers.append(("content-type", contentType)) }
-        headers.sort { $0.name < $1.name }
+        if let contentType { headers.append(KeptHeaders.Header(name: "content-type", value: contentType)) }
+        // A handful of entries: insertion sort, no closure-based sort machinery.
+        for index in headers.indices.dropFirst() {
+            var position = index
+            while position > 0 && headers[position].name < headers[position - 1].name {
+                headers.swapAt(position, position - 1)
+                position -= 1
+            }
+        }
 
         var capacity = 2
         var plain = true
-        for (name, value) in headers {
-            capacity += name.utf8.count + value.utf8.count + 6
-            plain = plain && !needsEscaping(name) && !needsEscaping(value)
+        for header in headers {
+            capacity += header.name.utf8.count + header.value.utf8.count + 6
+            plain = plain && !needsEscaping(header.name) && !needsEscaping(header.value)
         }
         guard plain else {
             var out = "{"
-            for (index, (name, value)) in headers.enumerated() {
+            for (index, header) in headers.enumerated() {
                 if index > 0 { out += "," }
-                out += JSONString.quote(name) + ":" + JSONString.quote(value)
+                out += JSONString.quote(header.name) + ":" + JSONString.quote(header.value)
             }
             return out + "}"
         }
@@ -206,17 +213,21 @@ struct WebhookIngress: Sendable {
                 count += 1
             }
             func put(_ text: String) {
-                for byte in text.utf8 { put(byte) }
+                var text = text
+                text.withUTF8 { utf8 in
+                    UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: utf8)
+                    count += utf8.count
+                }
             }
             put(UInt8(ascii: "{"))
-            for (index, (name, value)) in headers.enumerated() {
+            for (index, header) in headers.enumerated() {
                 if index > 0 { put(UInt8(ascii: ",")) }
                 put(UInt8(ascii: "\""))
-                put(name)
+                put(header.name)
                 put(UInt8(ascii: "\""))
                 put(UInt8(ascii: ":"))
                 put(UInt8(ascii: "\""))
-                put(value)
+                put(header.value)
                 put(UInt8(ascii: "\""))
             }
             put(UInt8(ascii: "}"))
@@ -236,10 +247,13 @@ struct WebhookIngress: Sendable {
         metrics.rejected(provider, reason: reason)
         logger.info("delivery rejected", ["provider": .string(provider.rawValue), "reason": .string(reason), "remote_addr": .string(request.remoteAddress)])
         // Signature headers are kept (they prove nothing without the secret); nothing else is.
-        let kept = request.headers.filter { Self.forensicHeaders.contains($0.name) }
+        var kept: [KeptHeaders.Header] = []
+        for header in request.headers where Self.forensicHeaders.contains(header.name) && !kept.contains(where: { $0.name == header.name }) {
+            kept.append(KeptHeaders.Header(name: header.name, value: header.value))
+        }
         rejections.record(RejectedDelivery(
             provider: provider, account: account, reason: reason, remoteAddress: request.remoteAddress,
-            receivedAt: now(), headersJSON: Self.headersJSON(Dictionary(kept.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a }), contentType: nil),
+            receivedAt: now(), headersJSON: Self.headersJSON(KeptHeaders(kept), contentType: nil),
             body: request.body))
         respond(.text(status, status == 401 ? "invalid signature: \(reason)\n" : "unknown account\n"))
     }

@@ -14,7 +14,7 @@ public struct VerifiedDelivery: Sendable, Equatable {
     /// Adyen event codes or tokenization `type`, PXP `eventCategory`).
     public let eventType: String?
     /// Signature-related, non-secret headers worth storing with the delivery; names lowercased.
-    public let keptHeaders: [String: String]
+    public let keptHeaders: KeptHeaders
     /// Things that did not block acceptance but should be logged and counted,
     /// e.g. `stale_timestamp` under ``StaleTimestampPolicy/warn``.
     public let warnings: [String]
@@ -31,7 +31,7 @@ public struct VerifiedDelivery: Sendable, Equatable {
     /// query id, request id and timestamp), so they may hold anything JSON can escape,
     /// including U+0000, which PostgreSQL text refuses. A key with control characters is
     /// replaced by its digest (still stable across duplicates); such an event type is dropped.
-    public init(dedupKey: String, eventType: String?, keptHeaders: [String: String], warnings: [String], keyIndex: Int) {
+    public init(dedupKey: String, eventType: String?, keptHeaders: KeptHeaders, warnings: [String], keyIndex: Int) {
         self.dedupKey = Self.bounded(dedupKey)
         self.eventType = eventType.flatMap {
             $0.utf8.count <= Self.maximumEventTypeLength && !Self.hasControlCharacters($0) ? $0 : nil

@@ -2,14 +2,17 @@ import Foundation
 import PayhookCore
 
 extension WebhookRequest {
-    /// The named headers that are present, keyed by lowercased name, for
-    /// ``VerifiedDelivery/keptHeaders``.
-    func keptHeaders(_ names: [String]) -> [String: String] {
-        var kept: [String: String] = [:]
+    /// The named headers that are present, for ``VerifiedDelivery/keptHeaders``; `names` are
+    /// lowercase, as every verifier writes them.
+    func keptHeaders(_ names: [String]) -> KeptHeaders {
+        var kept: [KeptHeaders.Header] = []
+        kept.reserveCapacity(names.count)
         for name in names {
-            if let value = header(name) { kept[name.asciiLowercased()] = value }
+            if let value = headers.first(where: { $0.name == name })?.value {
+                kept.append(KeptHeaders.Header(name: name, value: value))
+            }
         }
-        return kept
+        return KeptHeaders(kept)
     }
 
     /// A header's value exactly as received (it may be signed byte for byte), treating an

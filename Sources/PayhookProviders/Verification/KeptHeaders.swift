@@ -1,0 +1,43 @@
+/// The signature headers a verifier keeps with an accepted delivery: a few pairs, names
+/// lowercased, in the order the verifier names them.
+///
+/// A plain array rather than a dictionary: for two or three entries, a dictionary's allocation
+/// and seeded hashing cost more per delivery than the signature check itself (bench/ingest
+/// profile). Look a value up by name with the subscript.
+public struct KeptHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public struct Header: Sendable, Equatable {
+        public let name: String
+        public let value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public private(set) var headers: [Header]
+
+    public init(_ headers: [Header] = []) {
+        self.headers = headers
+    }
+
+    /// Pairs from a literal; a repeated name keeps its first value.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        headers = []
+        for (name, value) in elements where self[name] == nil {
+            headers.append(Header(name: name, value: value))
+        }
+    }
+
+    /// The value kept under `name` (lowercased), if any.
+    public subscript(name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    public var isEmpty: Bool { headers.isEmpty }
+
+    /// Pairs in arrival order; equality ignores order, as it would for a dictionary.
+    public static func == (left: KeptHeaders, right: KeptHeaders) -> Bool {
+        left.headers.count == right.headers.count && left.headers.allSatisfy { right[$0.name] == $0.value }
+    }
+}
