@@ -1,3 +1,5 @@
+import Foundation
+
 /// A one-dimensional array bind in PostgreSQL's binary format, built by appends.
 ///
 /// Why binary: a batch INSERT sends each column as one array (`unnest($1::text[], …)`). In
@@ -23,6 +25,8 @@ public struct PostgresArray: Sendable, Hashable {
         case int8
         /// `int4`: 4 bytes, big-endian.
         case int4
+        /// `timestamptz`: microseconds since 2000-01-01 00:00:00 UTC, 8 bytes, big-endian.
+        case timestamptz
 
         /// Element type OID and array type OID, from `pg_type` (stable across versions).
         var oids: (element: UInt32, array: UInt32) {
@@ -31,6 +35,7 @@ public struct PostgresArray: Sendable, Hashable {
             case .jsonb: (3802, 3807)
             case .int8: (20, 1016)
             case .int4: (23, 1007)
+            case .timestamptz: (1184, 1185)
             }
         }
     }
@@ -94,11 +99,29 @@ public struct PostgresArray: Sendable, Hashable {
             }
             appendLength(4)
             appendBigEndian(UInt64(UInt32(bitPattern: narrow)), bytes: 4)
-        case .text, .jsonb:
+        case .text, .jsonb, .timestamptz:
             throw PostgresError(kind: .other, message: "an integer element cannot go into a \(element) array")
         }
         counted()
     }
+
+    /// Appends a `timestamptz` element, rounded to the microsecond as PostgreSQL stores it.
+    /// - Throws: `.other` when the array does not hold timestamps or the date is not finite.
+    public mutating func append(_ date: Date) throws(PostgresError) {
+        guard element == .timestamptz else {
+            throw PostgresError(kind: .other, message: "a date cannot go into a \(element) array")
+        }
+        let micros = ((date.timeIntervalSince1970 - Self.postgresEpochOffset) * 1_000_000).rounded()
+        guard let exact = Int64(exactly: micros) else {
+            throw PostgresError(kind: .other, message: "timestamptz array element is outside the supported range")
+        }
+        appendLength(8)
+        appendBigEndian(UInt64(bitPattern: exact), bytes: 8)
+        counted()
+    }
+
+    /// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
+    private static let postgresEpochOffset: TimeInterval = 946_684_800
 
     /// Appends SQL NULL.
     public mutating func appendNull() {

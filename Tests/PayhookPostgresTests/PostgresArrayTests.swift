@@ -90,3 +90,30 @@ struct PostgresArrayTests {
         }
     }
 }
+
+@Suite("Binary timestamptz array binds", .timeLimit(.minutes(1)))
+struct PostgresTimestampArrayTests {
+    @Test("dates arrive as the same microsecond, before and after PostgreSQL's 2000 epoch")
+    func timestamps() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let connection = try await PostgresConnection.connect(conninfo)
+            defer { connection.close() }
+            let dates = [
+                Date(timeIntervalSince1970: 1_796_001_460.123456), Date(timeIntervalSince1970: 946_684_800),
+                Date(timeIntervalSince1970: 0.000001), Date(timeIntervalSince1970: -86_400.5),
+            ]
+            var array = PostgresArray(.timestamptz)
+            for date in dates { try array.append(date) }
+            #expect(throws: PostgresError.self) { try array.append(Int64(1)) }
+            let rows = try await connection.query("""
+                SELECT n, (extract(epoch FROM t) * 1000000)::int8 AS micros
+                FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) ORDER BY n
+                """, [.array(array)])
+            #expect(rows.rows.count == dates.count)
+            for row in rows {
+                let date = dates[try row.decode("n", as: Int.self) - 1]
+                #expect(try row.decode("micros", as: Int64.self) == Int64((date.timeIntervalSince1970 * 1_000_000).rounded()))
+            }
+        }
+    }
+}

@@ -95,16 +95,15 @@ final class InboundEventWriter: Sendable {
     /// The one INSERT every batch uses, whatever its size: each column arrives as one array
     /// (bodies as one `bytea` sliced by offset and length), so a batch costs 11 binds rather
     /// than 9 per row, and the server prepares and plans a single statement instead of one
-    /// per batch size seen. `received_at` travels as microseconds since the epoch, which the
-    /// interval arithmetic turns back into the exact instant.
+    /// per batch size seen. Arrays travel in binary form (see `PostgresArray`), `received_at`
+    /// as the exact microsecond PostgreSQL stores.
     static let insertSQL = """
         INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body)
-        SELECT r.provider, r.account, r.dedup_key, r.event_type,
-               timestamptz 'epoch' + r.received_micros * interval '1 microsecond',
+        SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
                r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[], $6::text[], $7::jsonb[], $8::text[],
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
                     $10::int4[], $11::int4[])
-             AS r(provider, account, dedup_key, event_type, received_micros, remote_addr, headers, query,
+             AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
                   body_start, body_length)
         ON CONFLICT (provider, dedup_key) DO NOTHING
         RETURNING id, provider, dedup_key
@@ -119,7 +118,7 @@ final class InboundEventWriter: Sendable {
         var accounts = PostgresArray(.text, capacity: rows * 4)
         var dedupKeys = PostgresArray(.text, capacity: rows * 48)
         var eventTypes = PostgresArray(.text, capacity: rows * 24)
-        var receivedMicros = PostgresArray(.int8, capacity: rows * 12)
+        var receivedAts = PostgresArray(.timestamptz, capacity: rows * 12)
         var remoteAddresses = PostgresArray(.text, capacity: rows * 16)
         var headers = PostgresArray(.jsonb, capacity: rows * 200)
         var queries = PostgresArray(.text, capacity: rows * 40)
@@ -132,7 +131,7 @@ final class InboundEventWriter: Sendable {
             try accounts.append(draft.account)
             try dedupKeys.append(draft.dedupKey)
             try eventTypes.append(draft.eventType)
-            try receivedMicros.append(Int64((draft.receivedAt.timeIntervalSince1970 * 1_000_000).rounded()))
+            try receivedAts.append(draft.receivedAt)
             try remoteAddresses.append(draft.remoteAddress)
             try headers.append(draft.headersJSON)
             try queries.append(draft.rawQuery)
@@ -141,7 +140,7 @@ final class InboundEventWriter: Sendable {
             bodies.append(contentsOf: draft.body)
         }
         return [
-            .array(providers), .array(accounts), .array(dedupKeys), .array(eventTypes), .array(receivedMicros),
+            .array(providers), .array(accounts), .array(dedupKeys), .array(eventTypes), .array(receivedAts),
             .array(remoteAddresses), .array(headers), .array(queries), .bytea(bodies), .array(bodyStarts), .array(bodyLengths),
         ]
     }
