@@ -149,6 +149,38 @@ struct HTTPServerTests {
         #expect(calls.value == 0)
     }
 
+    @Test("a header block just under the limit is served, body and response headers included, twice on one connection")
+    func headersNearTheLimit() async throws {
+        let server = try startServer({ $0.maxHeaderBytes = 8192 }) { request, respond in
+            respond(HTTPResponse(
+                status: 200,
+                headers: [("Content-Type", "application/octet-stream"), ("X-Pad-Length", String(request.header("x-pad")?.count ?? -1)),
+                          ("X-Request-Trace", String(repeating: "t", count: 200))],
+                body: request.body + Array(repeating: 0x61, count: 1024)))
+        }
+        defer { server.stop() }
+
+        let pad = String(repeating: "p", count: 7_700)
+        let body = Array(repeating: UInt8(0x62), count: 2048)
+        let head = "POST /near HTTP/1.1\r\nHost: x\r\nX-Pad: \(pad)\r\nContent-Length: \(body.count)\r\n\r\n"
+        #expect(head.utf8.count > 7_700 && head.utf8.count < 8192)
+        let responses = await offPool { () -> [RawResponse?] in
+            guard let connection = RawConnection(port: server.boundPort) else { return [] }
+            var responses: [RawResponse?] = []
+            for _ in 0..<2 {
+                connection.send(Array(head.utf8) + body)
+                responses.append(connection.readResponse())
+            }
+            return responses
+        }
+        #expect(responses.count == 2)
+        for response in responses {
+            #expect(response?.status == 200)
+            #expect(response?.header("x-pad-length") == "7700")
+            #expect(response?.body == body + Array(repeating: 0x61, count: 1024))
+        }
+    }
+
     @Test("a client that sends headers then stalls is dropped after the timeout and does not block others")
     func slowClientDropped() async throws {
         let calls = Shared<[String]>([])

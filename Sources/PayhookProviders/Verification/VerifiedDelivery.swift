@@ -49,6 +49,8 @@ public struct VerifiedDelivery: Sendable, Equatable {
     }
 
     static func hasControlCharacters(_ text: String) -> Bool {
-        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+        // Over the contiguous bytes: the generic UTF8View walk showed in the ingest profile.
+        var text = text
+        return text.withUTF8 { bytes in bytes.contains { $0 < 0x20 || $0 == 0x7F } }
     }
 }
