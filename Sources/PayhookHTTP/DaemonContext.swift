@@ -1,14 +1,21 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// What every libmicrohttpd callback of one server shares: the handler, the limits, and the
 /// list of parked (suspended) connections waiting for their handler's response.
 ///
-/// Locking: `parked` is taken before an exchange's `reply`, never after, and
-/// `MHD_suspend_connection` / `MHD_resume_connection` are called only while holding `parked`.
-/// That makes "resume" and "stop the daemon" mutually exclusive: once `shutDown()` has
-/// resumed everything and set `stopping`, no connection can be suspended again and no
-/// `respond` can touch a connection, so `MHD_stop_daemon` never meets a suspended connection
+/// Locking: `parked` is taken before an exchange's `reply`, never after.
+/// `MHD_suspend_connection` is called only while holding `parked`, and so is every resume
+/// except the one in `deliver`, the hot path: it takes its entry out of `parked` and counts
+/// itself in `resumesInFlight` under the lock, then resumes after releasing it, so the polling
+/// threads can park new requests meanwhile (holding the lock across that syscall for every
+/// answer of a batch made them wait on it). "Resume" and "stop the daemon" stay mutually
+/// exclusive: once `shutDown()` has resumed everything and set `stopping`, no connection can
+/// be suspended again and no `respond` can find one, and `shutDown()` returns only when the
+/// counted resumes have finished. So `MHD_stop_daemon` never meets a suspended connection
 /// (which would be a libmicrohttpd panic) and no late response reaches a freed one.
 final class DaemonContext: Sendable {
     /// A suspended libmicrohttpd connection.
@@ -35,6 +42,8 @@ final class DaemonContext: Sendable {
     let maxBodyBytes: Int
     let handlerTimeout: Duration
     private let parked = Mutex(Parked())
+    /// Resumes `deliver` started under `parked` and finishes outside it; see the type's notes.
+    private let resumesInFlight = Atomic<Int>(0)
     /// Requests between their URI-log and completed callbacks; tests use it to prove that
     /// every exchange's retain is balanced.
     let requestsInProgress = Atomic<Int>(0)
@@ -77,7 +86,7 @@ final class DaemonContext: Sendable {
     /// The handler's `respond`, from any thread. Stores the response and, if the connection
     /// is parked, resumes it; drops duplicates and responses that arrive too late.
     func deliver(_ response: HTTPResponse, to exchange: HTTPExchange) {
-        parked.withLock { parked in
+        let suspended: SuspendedConnection? = parked.withLock { parked in
             let wasParked: Bool = exchange.reply.withLock { reply in
                 switch reply {
                 case .handlerRunning:
@@ -90,10 +99,17 @@ final class DaemonContext: Sendable {
                     return false
                 }
             }
-            if wasParked, let entry = parked.byExchange.removeValue(forKey: ObjectIdentifier(exchange)) {
-                MHD_resume_connection(entry.connection.pointer)
-            }
+            guard wasParked, let entry = parked.byExchange.removeValue(forKey: ObjectIdentifier(exchange)) else { return nil }
+            // Counted before the lock is released: `shutDown()` takes the lock after this, so
+            // it sees the count and waits for the resume below.
+            resumesInFlight.add(1, ordering: .sequentiallyConsistent)
+            return entry.connection
         }
+        guard let suspended else { return }
+        // The entry is out of `parked`, so nothing else resumes this connection, and the daemon
+        // cannot stop (freeing it) until the count drops.
+        MHD_resume_connection(suspended.pointer)
+        resumesInFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// Answers 503 for every parked request whose handler missed its deadline.
@@ -115,6 +131,11 @@ final class DaemonContext: Sendable {
                 Self.resume(entry, with: Self.shuttingDown)
             }
             parked.byExchange = [:]
+        }
+        // Resumes that left the lock before `stopping` was set: a syscall each, so this wait
+        // is a few microseconds.
+        while resumesInFlight.load(ordering: .sequentiallyConsistent) > 0 {
+            sched_yield()
         }
     }
 
