@@ -21,8 +21,9 @@ final class DaemonContext: Sendable {
     /// A suspended libmicrohttpd connection.
     ///
     /// `@unchecked Sendable` invariant: the pointer is only dereferenced (by
-    /// `MHD_resume_connection`) while holding `parked` and while its entry is listed there,
-    /// which is exactly the time the connection stays suspended and therefore alive.
+    /// `MHD_resume_connection`) by whoever took its entry out of `parked` under the lock, once,
+    /// while the connection is still suspended and therefore alive: under the lock, or in
+    /// `deliver` just after it, counted in `resumesInFlight` so the daemon cannot stop first.
     struct SuspendedConnection: @unchecked Sendable {
         let pointer: OpaquePointer
     }

@@ -142,11 +142,12 @@ public final class HTTPServer: Sendable {
         options.per_ip_connection_limit = UInt32(configuration.perIPConnectionLimit)
         options.connection_timeout_seconds = UInt32(configuration.connectionTimeoutSeconds)
         // The pool holds the request line and headers plus read/write buffers; the slack keeps
-        // room for the response header block once the request headers are parsed. It is kept
-        // small because libmicrohttpd zeroes the whole pool before every request on a kept-alive
-        // connection (2 % of all CPU in bench/ingest with 8 KiB of slack); HTTPServerTests
-        // serves a header block just under the limit with it.
-        options.connection_memory_limit = configuration.maxHeaderBytes + 2048
+        // room for the response header block once the request headers are parsed. Each header
+        // line also costs libmicrohttpd about 64 bytes of pool, so a block of many lines near
+        // the limit needs most of this slack: with 2 KiB, 34 lines totalling 8,000 bytes got
+        // the connection dropped after the handler ran (HTTPServerTests covers it). The pool
+        // is zeroed before every request, which a smaller slack would make cheaper.
+        options.connection_memory_limit = configuration.maxHeaderBytes + 8192
         options.tls_key_pem = UnsafePointer(tlsKey)
         options.tls_cert_pem = UnsafePointer(tlsCertificate)
         options.access_handler = accessHandler

@@ -111,17 +111,20 @@ public struct PostgresArray: Sendable, Hashable {
         guard element == .timestamptz else {
             throw PostgresError(kind: .other, message: "a date cannot go into a \(element) array")
         }
-        let micros = ((date.timeIntervalSince1970 - Self.postgresEpochOffset) * 1_000_000).rounded()
-        guard let exact = Int64(exactly: micros) else {
+        // Rounded in Unix microseconds first, exactly as the `.timestamptz` text bind does
+        // (`PostgresTimestamp.format`), then shifted by an integer: subtracting the epoch in
+        // floating point would round about one date in sixteen to the neighbouring microsecond.
+        let unixMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        guard let exact = Int64(exactly: unixMicros), exact > Int64.min + Self.postgresEpochMicros else {
             throw PostgresError(kind: .other, message: "timestamptz array element is outside the supported range")
         }
         appendLength(8)
-        appendBigEndian(UInt64(bitPattern: exact), bytes: 8)
+        appendBigEndian(UInt64(bitPattern: exact - Self.postgresEpochMicros), bytes: 8)
         counted()
     }
 
-    /// Seconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
-    private static let postgresEpochOffset: TimeInterval = 946_684_800
+    /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
+    private static let postgresEpochMicros: Int64 = 946_684_800_000_000
 
     /// Appends SQL NULL.
     public mutating func appendNull() {

@@ -93,15 +93,22 @@ struct PostgresArrayTests {
 
 @Suite("Binary timestamptz array binds", .timeLimit(.minutes(1)))
 struct PostgresTimestampArrayTests {
-    @Test("dates arrive as the same microsecond, before and after PostgreSQL's 2000 epoch")
+    @Test("dates arrive as the same microsecond as the text bind gives, before and after PostgreSQL's 2000 epoch")
     func timestamps() async throws {
         try await TestDatabase.withSchema { conninfo in
             let connection = try await PostgresConnection.connect(conninfo)
             defer { connection.close() }
-            let dates = [
+            // Fixed edge dates, then clock-like ones with arbitrary sub-microsecond parts: each
+            // must land on the microsecond the text bind (`PostgresTimestamp.format`) would give.
+            var dates = [
                 Date(timeIntervalSince1970: 1_796_001_460.123456), Date(timeIntervalSince1970: 946_684_800),
                 Date(timeIntervalSince1970: 0.000001), Date(timeIntervalSince1970: -86_400.5),
             ]
+            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+            for _ in 0..<2_000 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                dates.append(Date(timeIntervalSince1970: 1_764_480_000 + Double(state >> 24) / Double(1 << 40) * 86_400))
+            }
             var array = PostgresArray(.timestamptz)
             for date in dates { try array.append(date) }
             #expect(throws: PostgresError.self) { try array.append(Int64(1)) }

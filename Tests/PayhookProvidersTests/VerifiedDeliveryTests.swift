@@ -48,3 +48,23 @@ struct VerifiedDeliveryTests {
         #expect(long.eventType == nil)
     }
 }
+
+@Suite("Kept signature headers")
+struct KeptHeadersTests {
+    @Test("lookup by name; equality ignores order and holds both ways, duplicates included")
+    func lookupAndEquality() {
+        let kept: KeptHeaders = ["x-signature": "ts=1,v1=ab", "x-request-id": "r-1"]
+        #expect(kept["x-request-id"] == "r-1")
+        #expect(kept["x-missing"] == nil)
+        #expect(kept == ["x-request-id": "r-1", "x-signature": "ts=1,v1=ab"])
+        #expect(kept != ["x-request-id": "r-1"])
+        #expect(kept != ["x-request-id": "r-1", "x-signature": "other"])
+        let duplicated = KeptHeaders([.init(name: "a", value: "1"), .init(name: "a", value: "1")])
+        let two: KeptHeaders = ["a": "1", "b": "2"]
+        #expect(duplicated != two)
+        #expect(two != duplicated)
+        let repeatedLiteral: KeptHeaders = ["a": "first", "a": "second"]
+        #expect(repeatedLiteral["a"] == "first")
+        #expect(repeatedLiteral.headers.count == 1)
+    }
+}

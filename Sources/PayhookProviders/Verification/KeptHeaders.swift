@@ -36,8 +36,8 @@ public struct KeptHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     public var isEmpty: Bool { headers.isEmpty }
 
-    /// Pairs in arrival order; equality ignores order, as it would for a dictionary.
+    /// Equal when each side finds the other's every pair (order ignored, as for a dictionary).
     public static func == (left: KeptHeaders, right: KeptHeaders) -> Bool {
-        left.headers.count == right.headers.count && left.headers.allSatisfy { right[$0.name] == $0.value }
+        left.headers.allSatisfy { right[$0.name] == $0.value } && right.headers.allSatisfy { left[$0.name] == $0.value }
     }
 }
