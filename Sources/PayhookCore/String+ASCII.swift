@@ -5,9 +5,18 @@
 /// Protocol text is ASCII by definition, so these work on UTF-8 bytes. They are written for the
 /// concrete `String` and `Substring` (not generically) so that callers in other modules get
 /// specialized code.
+extension UInt8 {
+    /// Space, tab, carriage return or line feed: the whitespace these helpers trim.
+    @inlinable public var isASCIIWhitespace: Bool { self == 32 || self == 9 || self == 13 || self == 10 }
+}
+
 extension String {
     /// The text without leading and trailing spaces, tabs, carriage returns and line feeds.
     public func trimmingASCIIWhitespace() -> String { Substring(self).trimmingASCIIWhitespace() }
+
+    /// Whether the text is empty or only ASCII whitespace: what `trimmingASCIIWhitespace()`
+    /// would leave empty, decided without building the trimmed text.
+    public var isASCIIBlank: Bool { utf8.allSatisfy { $0.isASCIIWhitespace } }
 
     /// The text with ASCII `A`–`Z` lowercased and everything else unchanged; returns the text
     /// itself without copying when it has no upper-case ASCII letters.
@@ -27,13 +36,11 @@ extension Substring {
     public func trimmingASCIIWhitespace() -> String {
         var start = utf8.startIndex
         var end = utf8.endIndex
-        while start < end, Self.isSpace(utf8[start]) { start = utf8.index(after: start) }
-        while end > start, Self.isSpace(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        while start < end, utf8[start].isASCIIWhitespace { start = utf8.index(after: start) }
+        while end > start, utf8[utf8.index(before: end)].isASCIIWhitespace { end = utf8.index(before: end) }
         return String(self[start..<end])
     }
 
     /// The text with ASCII `A`–`Z` lowercased and everything else unchanged.
     public func asciiLowercased() -> String { String(self).asciiLowercased() }
-
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
 }

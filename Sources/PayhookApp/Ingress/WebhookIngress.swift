@@ -152,9 +152,8 @@ struct WebhookIngress: Sendable {
                 if byte >= 0x80 { return nil }
                 if byte == UInt8(ascii: ";") && end == bytes.count { end = index }
             }
-            func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 13 || byte == 10 }
-            while start < end, isSpace(bytes[start]) { start += 1 }
-            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            while start < end, bytes[start].isASCIIWhitespace { start += 1 }
+            while end > start, bytes[end - 1].isASCIIWhitespace { end -= 1 }
             func matches(_ literal: StaticString, at offset: Int) -> Bool {
                 let count = literal.utf8CodeUnitCount
                 guard offset >= start, offset + count <= end else { return false }

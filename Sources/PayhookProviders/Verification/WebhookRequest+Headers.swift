@@ -18,10 +18,7 @@ extension WebhookRequest {
     /// A header's value exactly as received (it may be signed byte for byte), treating an
     /// empty or all-space value as absent.
     func nonEmptyHeader(_ name: String) -> String? {
-        // Checked on bytes: trimming would build a String just to see whether it is empty.
-        guard let value = header(name),
-              value.utf8.contains(where: { $0 != 32 && $0 != 9 && $0 != 13 && $0 != 10 })
-        else { return nil }
+        guard let value = header(name), !value.isASCIIBlank else { return nil }
         return value
     }
 }
