@@ -51,7 +51,7 @@ struct VerifiedDeliveryTests {
 
 @Suite("Kept signature headers")
 struct KeptHeadersTests {
-    @Test("lookup by name; equality ignores order and holds both ways, duplicates included")
+    @Test("lookup by name; kept from request headers by name, first value wins; equality ignores order and holds both ways")
     func lookupAndEquality() {
         let kept: KeptHeaders = ["x-signature": "ts=1,v1=ab", "x-request-id": "r-1"]
         #expect(kept["x-request-id"] == "r-1")
@@ -63,6 +63,10 @@ struct KeptHeadersTests {
         let two: KeptHeaders = ["a": "1", "b": "2"]
         #expect(duplicated != two)
         #expect(two != duplicated)
+        let fromRequest = KeptHeaders(
+            [(name: "x-signature", value: "first"), (name: "host", value: "h"), (name: "x-signature", value: "second")],
+            keeping: ["x-request-id", "x-signature"])
+        #expect(fromRequest.headers == [.init(name: "x-signature", value: "first")])
         let repeatedLiteral: KeptHeaders = ["a": "first", "a": "second"]
         #expect(repeatedLiteral["a"] == "first")
         #expect(repeatedLiteral.headers.count == 1)

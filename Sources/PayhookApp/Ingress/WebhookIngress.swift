@@ -181,14 +181,7 @@ struct WebhookIngress: Sendable {
             headers.append(header)
         }
         if let contentType { headers.append(KeptHeaders.Header(name: "content-type", value: contentType)) }
-        // A handful of entries: insertion sort, no closure-based sort machinery.
-        for index in headers.indices.dropFirst() {
-            var position = index
-            while position > 0 && headers[position].name < headers[position - 1].name {
-                headers.swapAt(position, position - 1)
-                position -= 1
-            }
-        }
+        headers.sort { $0.name < $1.name }
 
         var capacity = 2
         var plain = true
@@ -246,13 +239,9 @@ struct WebhookIngress: Sendable {
         metrics.rejected(provider, reason: reason)
         logger.info("delivery rejected", ["provider": .string(provider.rawValue), "reason": .string(reason), "remote_addr": .string(request.remoteAddress)])
         // Signature headers are kept (they prove nothing without the secret); nothing else is.
-        var kept: [KeptHeaders.Header] = []
-        for header in request.headers where Self.forensicHeaders.contains(header.name) && !kept.contains(where: { $0.name == header.name }) {
-            kept.append(KeptHeaders.Header(name: header.name, value: header.value))
-        }
         rejections.record(RejectedDelivery(
             provider: provider, account: account, reason: reason, remoteAddress: request.remoteAddress,
-            receivedAt: now(), headersJSON: Self.headersJSON(KeptHeaders(kept), contentType: nil),
+            receivedAt: now(), headersJSON: Self.headersJSON(KeptHeaders(request.headers, keeping: Self.forensicHeaders), contentType: nil),
             body: request.body))
         respond(.text(status, status == 401 ? "invalid signature: \(reason)\n" : "unknown account\n"))
     }

@@ -21,6 +21,17 @@ public struct KeptHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         self.headers = headers
     }
 
+    /// The first value of each of `names` found in `headers`; names compare exactly, so both
+    /// are lowercase (as request headers and every caller's names are).
+    public init(_ headers: [(name: String, value: String)], keeping names: some Sequence<String>) {
+        self.headers = []
+        for name in names {
+            if let value = headers.first(where: { $0.name == name })?.value {
+                self.headers.append(Header(name: name, value: value))
+            }
+        }
+    }
+
     /// Pairs from a literal; a repeated name keeps its first value.
     public init(dictionaryLiteral elements: (String, String)...) {
         headers = []

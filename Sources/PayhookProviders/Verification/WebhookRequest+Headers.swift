@@ -5,14 +5,7 @@ extension WebhookRequest {
     /// The named headers that are present, for ``VerifiedDelivery/keptHeaders``; `names` are
     /// lowercase, as every verifier writes them.
     func keptHeaders(_ names: [String]) -> KeptHeaders {
-        var kept: [KeptHeaders.Header] = []
-        kept.reserveCapacity(names.count)
-        for name in names {
-            if let value = headers.first(where: { $0.name == name })?.value {
-                kept.append(KeptHeaders.Header(name: name, value: value))
-            }
-        }
-        return KeptHeaders(kept)
+        KeptHeaders(headers, keeping: names)
     }
 
     /// A header's value exactly as received (it may be signed byte for byte), treating an
