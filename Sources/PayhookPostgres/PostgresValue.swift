@@ -30,7 +30,8 @@ public enum PostgresValue: Sendable, Hashable {
     case jsonb(String)
     /// `timestamptz`, sent with microsecond precision in UTC.
     case timestamptz(Date)
-    /// A one-dimensional array (`text[]`, `jsonb[]`, `int8[]`, `int4[]`), sent in binary format.
+    /// A one-dimensional array (`text[]`, `jsonb[]`, `int8[]`, `int4[]`, `timestamptz[]`), sent in
+    /// binary format; see `PostgresArray`.
     case array(PostgresArray)
 }
 

@@ -85,6 +85,4 @@ struct FulfillmentTrigger: Sendable {
         }
         return callbacks
     }
-
-    /// `{1,2,3}`: a PostgreSQL array literal of ids, bound as text and cast in the statement.
 }
