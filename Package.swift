@@ -51,6 +51,8 @@ let package = Package(
         // Benchmarks: programs that print figures, never timed tests.
         .executableTarget(name: "payhook-ingest-load", dependencies: ["PayhookCrypto"], path: "bench/IngestLoad",
                           swiftSettings: swiftSettings),
+        .executableTarget(name: "payhook-verify-bench", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookProviders"],
+                          path: "bench/VerifyBench", swiftSettings: swiftSettings),
         .executableTarget(name: "payhook-queue-bench", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookQueue"],
                           path: "bench/QueueBench", swiftSettings: swiftSettings),
 
