@@ -51,59 +51,59 @@ public enum Base64 {
     /// - Throws: ``EncodingError`` with `invalidLength` (not a multiple of 4),
     ///   `invalidCharacter`, `invalidPadding` or `nonCanonical`.
     public static func decode(_ text: String) throws(EncodingError) -> [UInt8] {
-        let characters = Array(text.utf8)
-        guard characters.count % 4 == 0 else {
-            throw EncodingError(encoding: "base64", code: .invalidLength)
-        }
-        guard !characters.isEmpty else { return [] }
-
-        var padding = 0
-        if characters[characters.count - 1] == UInt8(ascii: "=") { padding += 1 }
-        if characters[characters.count - 2] == UInt8(ascii: "=") {
-            guard padding == 1 else {
-                // "x=A" style: a pad followed by data.
-                throw EncodingError(encoding: "base64", code: .invalidPadding, offset: characters.count - 2)
+        // Over the text's own UTF-8 storage, into one output array: signatures are decoded
+        // for every delivery, and copying the characters and their values into arrays first
+        // showed in the ingest profile.
+        var text = text
+        let decoded: Result<[UInt8], EncodingError> = text.withUTF8 { characters in
+            let count = characters.count
+            guard count % 4 == 0 else { return .failure(EncodingError(encoding: "base64", code: .invalidLength)) }
+            guard count > 0 else { return .success([]) }
+            var padding = 0
+            if characters[count - 1] == UInt8(ascii: "=") { padding += 1 }
+            if characters[count - 2] == UInt8(ascii: "=") {
+                guard padding == 1 else {
+                    // "x=A" style: a pad followed by data.
+                    return .failure(EncodingError(encoding: "base64", code: .invalidPadding, offset: count - 2))
+                }
+                padding += 1
             }
-            padding += 1
-        }
-
-        var values = [UInt8]()
-        values.reserveCapacity(characters.count - padding)
-        for (offset, character) in characters.prefix(characters.count - padding).enumerated() {
-            let value = reverse[Int(character)]
-            guard value != 0xFF else {
-                let code: EncodingError.Code = character == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter
-                throw EncodingError(encoding: "base64", code: code, offset: offset)
+            let dataCount = count - padding
+            return reverse.withUnsafeBufferPointer { table in
+                for offset in 0..<dataCount where table[Int(characters[offset])] == 0xFF {
+                    let code: EncodingError.Code = characters[offset] == UInt8(ascii: "=") ? .invalidPadding : .invalidCharacter
+                    return .failure(EncodingError(encoding: "base64", code: code, offset: offset))
+                }
+                func value(_ offset: Int) -> UInt8 { table[Int(characters[offset])] }
+                var bytes = [UInt8]()
+                bytes.reserveCapacity(dataCount * 3 / 4)
+                var index = 0
+                while index + 4 <= dataCount {
+                    let group = UInt32(value(index)) << 18 | UInt32(value(index + 1)) << 12
+                        | UInt32(value(index + 2)) << 6 | UInt32(value(index + 3))
+                    bytes.append(UInt8(group >> 16 & 0xFF))
+                    bytes.append(UInt8(group >> 8 & 0xFF))
+                    bytes.append(UInt8(group & 0xFF))
+                    index += 4
+                }
+                switch dataCount - index {
+                case 2:
+                    guard value(index + 1) & 0x0F == 0 else {
+                        return .failure(EncodingError(encoding: "base64", code: .nonCanonical, offset: index + 1))
+                    }
+                    bytes.append(value(index) << 2 | value(index + 1) >> 4)
+                case 3:
+                    guard value(index + 2) & 0x03 == 0 else {
+                        return .failure(EncodingError(encoding: "base64", code: .nonCanonical, offset: index + 2))
+                    }
+                    bytes.append(value(index) << 2 | value(index + 1) >> 4)
+                    bytes.append(value(index + 1) << 4 | value(index + 2) >> 2)
+                default:
+                    break
+                }
+                return .success(bytes)
             }
-            values.append(value)
         }
-
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(values.count * 3 / 4)
-        var index = 0
-        while index + 4 <= values.count {
-            let group = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12
-                | UInt32(values[index + 2]) << 6 | UInt32(values[index + 3])
-            bytes.append(UInt8(group >> 16 & 0xFF))
-            bytes.append(UInt8(group >> 8 & 0xFF))
-            bytes.append(UInt8(group & 0xFF))
-            index += 4
-        }
-        switch values.count - index {
-        case 2:
-            guard values[index + 1] & 0x0F == 0 else {
-                throw EncodingError(encoding: "base64", code: .nonCanonical, offset: index + 1)
-            }
-            bytes.append(values[index] << 2 | values[index + 1] >> 4)
-        case 3:
-            guard values[index + 2] & 0x03 == 0 else {
-                throw EncodingError(encoding: "base64", code: .nonCanonical, offset: index + 2)
-            }
-            bytes.append(values[index] << 2 | values[index + 1] >> 4)
-            bytes.append(values[index + 1] << 4 | values[index + 2] >> 2)
-        default:
-            break
-        }
-        return bytes
+        return try decoded.get()
     }
 }

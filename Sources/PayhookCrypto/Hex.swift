@@ -18,24 +18,26 @@ public enum Hex {
     /// No whitespace, prefix (`0x`) or separators are allowed: callers trim first.
     /// - Throws: ``EncodingError`` with `oddLength` or `invalidCharacter` (and its offset).
     public static func decode(_ text: String) throws(EncodingError) -> [UInt8] {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else {
-            throw EncodingError(encoding: "hex", code: .oddLength)
-        }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(characters.count / 2)
-        var index = 0
-        while index < characters.count {
-            guard let high = nibble(characters[index]) else {
-                throw EncodingError(encoding: "hex", code: .invalidCharacter, offset: index)
+        // Over the text's own UTF-8 storage: Mercado Pago's `v1` is decoded for every delivery.
+        var text = text
+        let decoded: Result<[UInt8], EncodingError> = text.withUTF8 { characters in
+            guard characters.count % 2 == 0 else { return .failure(EncodingError(encoding: "hex", code: .oddLength)) }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(characters.count / 2)
+            var index = 0
+            while index < characters.count {
+                guard let high = nibble(characters[index]) else {
+                    return .failure(EncodingError(encoding: "hex", code: .invalidCharacter, offset: index))
+                }
+                guard let low = nibble(characters[index + 1]) else {
+                    return .failure(EncodingError(encoding: "hex", code: .invalidCharacter, offset: index + 1))
+                }
+                bytes.append(high << 4 | low)
+                index += 2
             }
-            guard let low = nibble(characters[index + 1]) else {
-                throw EncodingError(encoding: "hex", code: .invalidCharacter, offset: index + 1)
-            }
-            bytes.append(high << 4 | low)
-            index += 2
+            return .success(bytes)
         }
-        return bytes
+        return try decoded.get()
     }
 
     private static func nibble(_ character: UInt8) -> UInt8? {
