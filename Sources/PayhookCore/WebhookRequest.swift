@@ -41,6 +41,12 @@ public struct WebhookRequest: Sendable {
 
     /// The first value of a query parameter, percent-decoded (`+` is a space, as in forms).
     public func queryParameter(_ name: String) -> String? {
+        if let found = Self.plainQueryParameter(name, in: rawQuery) { return found }
+        return Self.decodedQueryParameter(name, in: rawQuery)
+    }
+
+    /// The general lookup: every pair's key percent-decoded, then compared as Strings.
+    static func decodedQueryParameter(_ name: String, in rawQuery: String) -> String? {
         // Split on UTF-8 bytes (the separators are ASCII); `String.split` walks grapheme
         // clusters, a visible cost on the ingress path.
         for pair in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
@@ -52,6 +58,43 @@ public struct WebhookRequest: Sendable {
             }
         }
         return nil
+    }
+
+    /// The usual case of ``queryParameter(_:)`` without building a String per pair: an ASCII
+    /// `name` found in a pair whose key has no escapes (`%`, `+`), so bytes compare as the
+    /// decoded Strings would. `.some(nil)` says "the name is surely absent"; `nil` says
+    /// "undecided, take the general path" (an escaped key or a non-ASCII name).
+    static func plainQueryParameter(_ name: String, in rawQuery: String) -> String?? {
+        guard name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "+") }) else { return nil }
+        var query = rawQuery
+        return query.withUTF8 { bytes -> String?? in
+            var name = name
+            return name.withUTF8 { wanted -> String?? in
+                var undecided = false
+                var pairStart = 0
+                while pairStart < bytes.count {
+                    var pairEnd = pairStart
+                    while pairEnd < bytes.count, bytes[pairEnd] != UInt8(ascii: "&") { pairEnd += 1 }
+                    defer { pairStart = pairEnd + 1 }
+                    guard pairEnd > pairStart else { continue }  // "a=1&&b=2": empty pairs are skipped
+                    var keyEnd = pairStart
+                    while keyEnd < pairEnd, bytes[keyEnd] != UInt8(ascii: "=") { keyEnd += 1 }
+                    let key = UnsafeBufferPointer(rebasing: bytes[pairStart..<keyEnd])
+                    if key.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) {
+                        // Decoding could turn this key into `name`, and a non-ASCII key can equal
+                        // an ASCII one as Strings (U+212A KELVIN SIGN is "K"); pairs are matched
+                        // in order, so the general path must decide from here.
+                        undecided = true
+                        break
+                    }
+                    guard key.elementsEqual(wanted) else { continue }
+                    guard keyEnd < pairEnd else { return .some("") }
+                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[(keyEnd + 1)..<pairEnd]), as: UTF8.self)
+                    return .some(percentDecode(value))
+                }
+                return undecided ? nil : .some(nil)
+            }
+        }
     }
 
     static func percentDecode(_ text: String) -> String {

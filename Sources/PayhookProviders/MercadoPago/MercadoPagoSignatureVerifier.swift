@@ -45,16 +45,14 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
 
         let requestID = request.nonEmptyHeader("x-request-id")
         let rawDataID = request.queryParameter("data.id").flatMap { $0.isEmpty ? nil : $0 }
-        var candidates: [String?] = [rawDataID?.asciiLowercased()]
-        if let rawDataID, rawDataID.asciiLowercased() != rawDataID { candidates.append(rawDataID) }
+        let lowercasedDataID = rawDataID?.asciiLowercased()
 
-        var matchedKey: Int?
-        for dataID in candidates {
-            let manifest = Self.manifest(dataID: dataID, requestID: requestID, ts: signature.ts)
-            if let index = secrets.indexOfKey(signing: Array(manifest.utf8), as: v1) {
-                // Keep the lowest key index across candidates so rotation metrics are exact.
-                matchedKey = min(matchedKey ?? index, index)
-            }
+        var matchedKey = secrets.indexOfKey(
+            signing: Self.manifestBytes(dataID: lowercasedDataID, requestID: requestID, ts: signature.ts), as: v1)
+        if let rawDataID, rawDataID != lowercasedDataID,
+           let index = secrets.indexOfKey(signing: Self.manifestBytes(dataID: rawDataID, requestID: requestID, ts: signature.ts), as: v1) {
+            // Keep the lowest key index across both spellings so rotation metrics are exact.
+            matchedKey = min(matchedKey ?? index, index)
         }
         guard let keyIndex = matchedKey else { return .rejected(.signatureMismatch) }
 
@@ -73,10 +71,23 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
 
     /// The signed manifest; each pair ends with `;` and a missing value drops its pair.
     static func manifest(dataID: String?, requestID: String?, ts: String?) -> String {
-        var manifest = ""
-        if let dataID, !dataID.isEmpty { manifest += "id:\(dataID);" }
-        if let requestID, !requestID.isEmpty { manifest += "request-id:\(requestID);" }
-        if let ts, !ts.isEmpty { manifest += "ts:\(ts);" }
+        String(decoding: manifestBytes(dataID: dataID, requestID: requestID, ts: ts), as: UTF8.self)
+    }
+
+    /// ``manifest(dataID:requestID:ts:)`` as the bytes the HMAC covers, built into one array
+    /// (interpolated Strings and their UTF-8 copy cost more than the MAC of this short text).
+    static func manifestBytes(dataID: String?, requestID: String?, ts: String?) -> [UInt8] {
+        var manifest: [UInt8] = []
+        manifest.reserveCapacity(24 + (dataID?.utf8.count ?? 0) + (requestID?.utf8.count ?? 0) + (ts?.utf8.count ?? 0))
+        func pair(_ label: StaticString, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            manifest.append(contentsOf: UnsafeBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount))
+            manifest.append(contentsOf: value.utf8)
+            manifest.append(UInt8(ascii: ";"))
+        }
+        pair("id:", dataID)
+        pair("request-id:", requestID)
+        pair("ts:", ts)
         return manifest
     }
 
