@@ -3,12 +3,15 @@
 # CPU seconds (user + system) of a process; 0 once it has gone.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
-# CPU seconds of the PostgreSQL cluster's live processes (payhook's pooled backends among them;
-# backends that have exited are not counted).
+# CPU seconds of the PostgreSQL cluster: its live processes (payhook's pooled backends among
+# them) plus the backends that have exited, which the postmaster has reaped into its children's
+# time (pgbench's backends exit when pgbench does). A backend exiting while this runs can be
+# counted twice or missed: a few milliseconds against the seconds a phase takes.
 pg_cpu() {
-    local total=0 postmaster
+    local total postmaster
     postmaster=$(head -1 "$PAYHOOK_PG_DIR/data/postmaster.pid")
-    for pid in "$postmaster" $(pgrep -P "$postmaster" || true); do total=$(awk "BEGIN { print $total + $(cpu_of "$pid") }"); done
+    total=$(awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15 + $16 + $17) / hz }' "/proc/$postmaster/stat")
+    for pid in $(pgrep -P "$postmaster" || true); do total=$(awk "BEGIN { print $total + $(cpu_of "$pid") }"); done
     echo "$total"
 }
 
