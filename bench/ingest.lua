@@ -1,6 +1,8 @@
 -- wrk script for bench/ingest: replays pre-signed requests written by payhook-ingest-load
--- (--write-requests). Each wrk thread takes every Nth request, so threads never send the same
--- delivery twice until the file is exhausted (then it wraps and payhook answers duplicates).
+-- (--write-requests). Arguments: FILE STRIDE [PART PARTS]. Each wrk thread takes every STRIDEth
+-- request, then only the PARTth of PARTS equal shares of those (one share per bench round), so
+-- neither threads nor rounds send the same delivery twice until a share is exhausted (then it
+-- wraps and payhook answers duplicates).
 local requests = {}
 local position = 0
 local threads = 0
@@ -27,6 +29,12 @@ function init(args)
         n = n + 1
         offset = newline + 1 + length
     end
+    local part, parts = tonumber(args[3] or "1"), tonumber(args[4] or "1")
+    local first = math.floor((part - 1) * #requests / parts) + 1
+    local last = math.floor(part * #requests / parts)
+    local share = {}
+    for i = first, last do share[#share + 1] = requests[i] end
+    requests = share
 end
 
 function request()
