@@ -94,6 +94,24 @@ struct JSONDocumentTests {
         }
     }
 
+    @Test("a quote, backslash, control or non-ASCII byte is seen at every offset of a long string")
+    func specialBytesAtEveryOffset() {
+        // Strings are scanned eight bytes at a time; each special byte at each offset (and so
+        // at each position within a word) must be read exactly as JSONValue reads it.
+        let plain = Array(#"{"k":"abcdefghijklmnopqrstuvwx","n":1}"#.utf8)
+        let specials: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x1F, 0x7F, 0x80, 0xC3, 0xFF]
+        for offset in 6..<30 {
+            for special in specials {
+                var replaced = plain
+                replaced[offset] = special
+                Self.expectAgreement(replaced)
+                var inserted = plain
+                inserted.insert(special, at: offset)
+                Self.expectAgreement(inserted)
+            }
+        }
+    }
+
     @Test("randomly mutated webhook bodies read the same as with JSONValue")
     func mutations() {
         var random = SplitMix64(seed: 0x4A53_4F4E)

@@ -388,6 +388,14 @@ private struct JSONScanner {
             // is string text, and stepping `self.index` byte by byte made this loop half of
             // the parse (bench/VerifyBench profile).
             var cursor = index
+            if let base = bytes.baseAddress {
+                // Eight bytes at a time while none of them needs a look.
+                let raw = UnsafeRawPointer(base)
+                while cursor + 8 <= bytes.count,
+                      !Self.mayHoldSpecialByte(raw.loadUnaligned(fromByteOffset: cursor, as: UInt64.self)) {
+                    cursor += 8
+                }
+            }
             while cursor < bytes.count {
                 let byte = bytes[cursor]
                 guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
@@ -417,6 +425,20 @@ private struct JSONScanner {
             index += 1
         }
         throw JSONScanFailure()
+    }
+
+    /// Whether any of the eight bytes in `word` ends a plain run in a string: a quote, a
+    /// backslash, a control byte (below 0x20) or a non-ASCII byte. Exact for "none": the
+    /// bit tricks (a zero byte shows as a borrow into its top bit) never miss a byte, and a
+    /// word they flag is simply scanned byte by byte.
+    static func mayHoldSpecialByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highBits != 0 }
+        if word & highBits != 0 { return true }  // non-ASCII
+        if (word &- 0x20 &* ones) & ~word & highBits != 0 { return true }  // below 0x20 (all bytes < 0x80 here)
+        return hasZeroByte(word ^ (UInt64(UInt8(ascii: "\"")) &* ones))
+            || hasZeroByte(word ^ (UInt64(UInt8(ascii: "\\")) &* ones))
     }
 
     private mutating func scanEscape() throws(JSONScanFailure) {
