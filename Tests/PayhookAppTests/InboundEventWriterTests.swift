@@ -66,6 +66,39 @@ struct InboundEventWriterTests {
         #expect(try stored[0].decode("headers") as String == #"{"x-q": "a\"b\\c", "content-type": "application/json"}"#)
         await pool.close()
     }
+
+    @Test("a batch of new deliveries answers each one with the id of its own row")
+    func idsOfNewRows() async throws {
+        let database = try await TestDatabase.migrated("writerids")
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        let received = Date(timeIntervalSince1970: 1_796_001_460)
+        let drafts = [
+            Self.draft(.pxp, key: "b", eventType: nil, body: [1], received: received),
+            Self.draft(.adyen, key: "a", eventType: nil, body: [2], received: received),
+            Self.draft(.mercadopago, key: "a", eventType: nil, body: [3], received: received),
+            Self.draft(.adyen, key: "c", eventType: nil, body: [4], received: received),
+        ]
+        let outcomes = Outcomes()
+        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: MetricsRegistry())
+        for (index, draft) in drafts.enumerated() {
+            writer.store(draft) { outcome in outcomes.record(index, outcome) }
+        }
+        writer.stop()
+        await writer.run(writers: 1)
+
+        let rows = try await pool.query("SELECT id, provider, dedup_key FROM inbound_events")
+        var idOf: [String: Int64] = [:]
+        for row in rows { idOf[try row.decode("provider") as String + "/" + (try row.decode("dedup_key") as String)] = try row.decode("id") }
+        #expect(idOf.count == 4)
+        for (index, outcome) in outcomes.all.enumerated() {
+            guard case .stored(let id)? = outcome else {
+                Issue.record("delivery \(index) was answered \(String(describing: outcome))")
+                continue
+            }
+            #expect(id == idOf[drafts[index].provider.rawValue + "/" + drafts[index].dedupKey])
+        }
+        await pool.close()
+    }
 }
 
 /// Completions arrive on writer tasks; the test reads them after `run` returns.

@@ -159,19 +159,10 @@ final class InboundEventWriter: Sendable {
         do {
             let binds = try Self.insertBinds(batch)
             let rows = try await pool.query(Self.insertSQL, binds)
-            var inserted: [StoredIdentity: Int64] = [:]
-            inserted.reserveCapacity(batch.count)
-            for row in rows {
-                inserted[StoredIdentity(provider: try row.decode("provider"), dedupKey: try row.decode("dedup_key"))] = try row.decode("id")
-            }
-            for index in batch.indices {
-                let identity = StoredIdentity(provider: batch[index].draft.provider.rawValue, dedupKey: batch[index].draft.dedupKey)
-                if let id = inserted.removeValue(forKey: identity) {
-                    batch[index].completion(.stored(id: id))
-                } else {
-                    batch[index].completion(.duplicate)
-                }
-            }
+            // Every row is decoded before any delivery is answered: a decoding error must not
+            // leave part of the batch answered when the rows are retried one by one below.
+            let outcomes = try Self.outcomes(of: batch, returned: rows)
+            for index in batch.indices { batch[index].completion(outcomes[index]) }
         } catch {
             let kind = error.kind
             if kind == .connectionFailed || kind == .connectionLost || kind == .poolTimeout {
@@ -189,6 +180,35 @@ final class InboundEventWriter: Sendable {
                 "error": .string(String(describing: error)), "batch.size": .init(batch.count),
             ])
             for pending in batch { pending.completion(.unavailable) }
+        }
+    }
+}
+
+extension InboundEventWriter {
+    /// Each delivery's outcome, in batch order, from the INSERT's `RETURNING` rows: stored
+    /// (with its id) when its row came back, otherwise already stored.
+    ///
+    /// Usually every delivery is new and the rows come back in the order `unnest` produced
+    /// them; that is checked pair by pair and needs no hashing. Otherwise (duplicates, or any
+    /// other order) rows are matched by provider and dedup key.
+    static func outcomes(of batch: [Pending], returned rows: PostgresRows) throws(PostgresError) -> [InboundWriteOutcome] {
+        var returned: [(id: Int64, identity: StoredIdentity)] = []
+        returned.reserveCapacity(rows.rows.count)
+        for row in rows {
+            returned.append((try row.decode("id"), StoredIdentity(provider: try row.decode("provider"), dedupKey: try row.decode("dedup_key"))))
+        }
+        if returned.count == batch.count, batch.indices.allSatisfy({ index in
+            returned[index].identity.provider == batch[index].draft.provider.rawValue
+                && returned[index].identity.dedupKey == batch[index].draft.dedupKey
+        }) {
+            return returned.map { .stored(id: $0.id) }
+        }
+        var inserted: [StoredIdentity: Int64] = [:]
+        inserted.reserveCapacity(returned.count)
+        for row in returned { inserted[row.identity] = row.id }
+        return batch.indices.map { index in
+            let identity = StoredIdentity(provider: batch[index].draft.provider.rawValue, dedupKey: batch[index].draft.dedupKey)
+            return inserted.removeValue(forKey: identity).map { .stored(id: $0) } ?? .duplicate
         }
     }
 }
