@@ -13,6 +13,19 @@ struct InboundEventWriterTests {
                           remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body)
     }
 
+    /// Writes `drafts` (at most four) as one batch: queued before the writer starts, they are
+    /// all taken by its first flush. Returns each draft's outcome, in order.
+    static func storeAsOneBatch(_ drafts: [InboundEventDraft], pool: PostgresPool) async -> [InboundWriteOutcome?] {
+        let outcomes = Outcomes()
+        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: MetricsRegistry())
+        for (index, draft) in drafts.enumerated() {
+            writer.store(draft) { outcome in outcomes.record(index, outcome) }
+        }
+        writer.stop()
+        await writer.run(writers: 1)
+        return outcomes.all
+    }
+
     @Test("one batch stores awkward values exactly, answers duplicates (also inside the batch), and keeps row order")
     func roundTrip() async throws {
         let database = try await TestDatabase.migrated("writer")
@@ -27,16 +40,7 @@ struct InboundEventWriterTests {
             Self.draft(.mercadopago, key: "k2", eventType: "payment.updated", body: Array(0...255), received: received,
                        headers: #"{"é":"ü"}"#),
         ]
-        let outcomes = Outcomes()
-        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: MetricsRegistry())
-        // Queued before the writers start, so the four rows form one batch.
-        for (index, draft) in drafts.enumerated() {
-            writer.store(draft) { outcome in outcomes.record(index, outcome) }
-        }
-        writer.stop()
-        await writer.run(writers: 1)
-
-        let recorded = outcomes.all
+        let recorded = await Self.storeAsOneBatch(drafts, pool: pool)
         #expect(recorded.count == 4)
         guard case .stored(let first)? = recorded[0], case .stored(let second)? = recorded[1],
               case .duplicate? = recorded[2], case .stored(let fourth)? = recorded[3] else {
@@ -78,19 +82,13 @@ struct InboundEventWriterTests {
             Self.draft(.mercadopago, key: "a", eventType: nil, body: [3], received: received),
             Self.draft(.adyen, key: "c", eventType: nil, body: [4], received: received),
         ]
-        let outcomes = Outcomes()
-        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: MetricsRegistry())
-        for (index, draft) in drafts.enumerated() {
-            writer.store(draft) { outcome in outcomes.record(index, outcome) }
-        }
-        writer.stop()
-        await writer.run(writers: 1)
+        let recorded = await Self.storeAsOneBatch(drafts, pool: pool)
 
         let rows = try await pool.query("SELECT id, provider, dedup_key FROM inbound_events")
         var idOf: [String: Int64] = [:]
         for row in rows { idOf[try row.decode("provider") as String + "/" + (try row.decode("dedup_key") as String)] = try row.decode("id") }
         #expect(idOf.count == 4)
-        for (index, outcome) in outcomes.all.enumerated() {
+        for (index, outcome) in recorded.enumerated() {
             guard case .stored(let id)? = outcome else {
                 Issue.record("delivery \(index) was answered \(String(describing: outcome))")
                 continue
