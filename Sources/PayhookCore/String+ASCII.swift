@@ -10,6 +10,19 @@ extension UInt8 {
     @inlinable public var isASCIIWhitespace: Bool { self == 32 || self == 9 || self == 13 || self == 10 }
 }
 
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// `range` (positions in this buffer) without its leading and trailing ASCII whitespace:
+    /// the byte-level `trimmingASCIIWhitespace()`, for parsers that work on a header's bytes
+    /// and only make a String of what they keep.
+    @inlinable public func trimmingASCIIWhitespace(_ range: Range<Int>) -> Range<Int> {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end, self[start].isASCIIWhitespace { start += 1 }
+        while end > start, self[end - 1].isASCIIWhitespace { end -= 1 }
+        return start..<end
+    }
+}
+
 extension String {
     /// The text without leading and trailing spaces, tabs, carriage returns and line feeds.
     public func trimmingASCIIWhitespace() -> String { Substring(self).trimmingASCIIWhitespace() }

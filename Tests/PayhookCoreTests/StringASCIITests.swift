@@ -10,6 +10,18 @@ struct StringASCIITests {
         #expect(text.isASCIIBlank == text.trimmingASCIIWhitespace().isEmpty)
     }
 
+    @Test("trimming a range of bytes keeps what trimming the text keeps, inside that range", arguments: [
+        "", " ", "\t\r\n ", "a", " a ", "\u{0B}x\u{0B}", "\u{A0}a\u{A0}", " ts = 1 ", "x\n",
+    ])
+    func bufferRangeMatchesTrimming(_ text: String) {
+        let bytes = Array(("[" + text + "]").utf8)
+        bytes.withUnsafeBufferPointer { buffer in
+            let kept = buffer.trimmingASCIIWhitespace(1..<(buffer.count - 1))
+            #expect(String(decoding: buffer[kept], as: UTF8.self) == text.trimmingASCIIWhitespace())
+            #expect(kept.lowerBound >= 1 && kept.upperBound <= buffer.count - 1)
+        }
+    }
+
     @Test("trimming removes only ASCII whitespace at both ends")
     func trimming() {
         #expect(" \t a b \r\n".trimmingASCIIWhitespace() == "a b")

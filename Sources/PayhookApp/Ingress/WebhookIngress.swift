@@ -145,15 +145,15 @@ struct WebhookIngress: Sendable {
         let verdict: Bool? = text.withUTF8 { bytes in
             // Outside ASCII, bytes and Characters can disagree on where a prefix ends; such
             // (unusual) values take the Character comparison below.
-            var start = 0
-            var end = bytes.count
+            var parametersStart = bytes.count
             for index in 0..<bytes.count {
                 let byte = bytes[index]
                 if byte >= 0x80 { return nil }
-                if byte == UInt8(ascii: ";") && end == bytes.count { end = index }
+                if byte == UInt8(ascii: ";") && parametersStart == bytes.count { parametersStart = index }
             }
-            while start < end, bytes[start].isASCIIWhitespace { start += 1 }
-            while end > start, bytes[end - 1].isASCIIWhitespace { end -= 1 }
+            let media = bytes.trimmingASCIIWhitespace(0..<parametersStart)
+            let start = media.lowerBound
+            let end = media.upperBound
             func matches(_ literal: StaticString, at offset: Int) -> Bool {
                 let count = literal.utf8CodeUnitCount
                 guard offset >= start, offset + count <= end else { return false }

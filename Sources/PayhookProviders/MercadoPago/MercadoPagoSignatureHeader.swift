@@ -27,10 +27,10 @@ struct MercadoPagoSignatureHeader: Equatable {
                 while partEnd < bytes.count, bytes[partEnd] != UInt8(ascii: ",") { partEnd += 1 }
                 defer { partStart = partEnd + 1 }
                 guard let equals = bytes[partStart..<partEnd].firstIndex(of: UInt8(ascii: "=")) else { continue }
-                let key = trimmed(bytes, partStart, equals)
+                let key = bytes.trimmingASCIIWhitespace(partStart..<equals)
                 let isTS = matches(bytes, key, "ts")
                 guard isTS || matches(bytes, key, "v1") else { continue }
-                let valueRange = trimmed(bytes, equals + 1, partEnd)
+                let valueRange = bytes.trimmingASCIIWhitespace((equals + 1)..<partEnd)
                 let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[valueRange]), as: UTF8.self)
                 if isTS {
                     guard ts == nil else { return nil }
@@ -43,15 +43,6 @@ struct MercadoPagoSignatureHeader: Equatable {
             guard let ts, !ts.isEmpty, let v1, !v1.isEmpty else { return nil }
             return MercadoPagoSignatureHeader(ts: ts, v1: v1)
         }
-    }
-
-    /// `start..<end` without leading and trailing ASCII whitespace.
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Range<Int> {
-        var start = start
-        var end = end
-        while start < end, bytes[start].isASCIIWhitespace { start += 1 }
-        while end > start, bytes[end - 1].isASCIIWhitespace { end -= 1 }
-        return start..<end
     }
 
     private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
