@@ -10,8 +10,16 @@ struct StandardWebhooksInteropTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Scripts/verify_standard_webhook.py").path
 
-    /// Runs the Python verifier; returns its exit status and output.
-    static func verify(secret: String, id: String, timestamp: String, signature: String, body: [UInt8]) throws -> (Int32, String) {
+    /// Runs the Python verifier; returns its exit status and output. Waiting for it blocks, so
+    /// that happens on a thread of its own: the cooperative pool has two threads here, and a test
+    /// holding one of them stalls the tests running beside it in the parallel suite.
+    static func verify(secret: String, id: String, timestamp: String, signature: String, body: [UInt8]) async throws -> (Int32, String) {
+        try await HTTPTestClient.offPool {
+            Result { try runVerifier(secret: secret, id: id, timestamp: timestamp, signature: signature, body: body) }
+        }.get()
+    }
+
+    private static func runVerifier(secret: String, id: String, timestamp: String, signature: String, body: [UInt8]) throws -> (Int32, String) {
         let python = ProcessInfo.processInfo.environment["PAYHOOK_PYTHON_VERIFIER"] ?? "/usr/bin/python3"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
@@ -45,14 +53,14 @@ struct StandardWebhooksInteropTests {
             let timestamp = try #require(request.header("webhook-timestamp"))
             let signature = try #require(request.header("webhook-signature"))
             #expect(signature.hasPrefix("v1,"))
-            let (status, output) = try Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
-                                                   signature: signature, body: request.body)
+            let (status, output) = try await Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
+                                                         signature: signature, body: request.body)
             #expect(status == 0, "\(output)")
             #expect(output.contains("verified order.paid"))
             var tampered = request.body
             tampered[tampered.count - 2] ^= 0x01
-            let (rejected, _) = try Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
-                                                signature: signature, body: tampered)
+            let (rejected, _) = try await Self.verify(secret: FulfillmentHarness.secret, id: id, timestamp: timestamp,
+                                                      signature: signature, body: tampered)
             #expect(rejected == 1)
         }
     }

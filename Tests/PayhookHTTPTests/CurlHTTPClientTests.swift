@@ -169,8 +169,12 @@ struct CurlHTTPClientTests {
                              "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
+        // Awaited through the termination handler: waitUntilExit would block a cooperative
+        // thread (one of two here) for the whole RSA key generation.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            openssl.terminationHandler = { _ in continuation.resume() }
+            do { try openssl.run() } catch { continuation.resume(throwing: error) }
+        }
         try #require(openssl.terminationStatus == 0)
 
         let hits = Shared(0)
