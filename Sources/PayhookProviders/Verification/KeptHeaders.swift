@@ -25,6 +25,8 @@ public struct KeptHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// are lowercase (as request headers and every caller's names are).
     public init(_ headers: [(name: String, value: String)], keeping names: some Sequence<String>) {
         self.headers = []
+        // Sized once: growing from empty reallocated twice for a verifier's two or three names.
+        self.headers.reserveCapacity(names.underestimatedCount)
         for name in names {
             if let value = headers.first(where: { $0.name == name })?.value {
                 self.headers.append(Header(name: name, value: value))
