@@ -16,25 +16,32 @@ end
 function init(args)
     local path = args[1]
     local stride = tonumber(args[2])
-    local file = assert(io.open(path, "rb"))
-    local data = file:read("*a")
-    file:close()
-    local offset, n = 1, 0
-    while offset <= #data do
-        local newline = data:find("\n", offset, true)
-        local length = tonumber(data:sub(offset, newline - 1))
-        if n % stride == thread_index then
-            requests[#requests + 1] = data:sub(newline + 1, newline + length)
-        end
-        n = n + 1
-        offset = newline + 1 + length
-    end
     local part, parts = tonumber(args[3] or "1"), tonumber(args[4] or "1")
-    local first = math.floor((part - 1) * #requests / parts) + 1
-    local last = math.floor(part * #requests / parts)
-    local share = {}
-    for i = first, last do share[#share + 1] = requests[i] end
-    requests = share
+    local file = assert(io.open(path, "rb"))
+    -- Lengths first (a seek past each request), so that only this thread's share is read:
+    -- reading the whole file into one string left each thread holding all of it as garbage,
+    -- and took 8 - 9 s instead of 4 - 5 for a 600 MB file (2026-11-30).
+    local mine = {}
+    local n = 0
+    while true do
+        local line = file:read("l")
+        if not line then break end
+        local length = tonumber(line)
+        if n % stride == thread_index then
+            mine[#mine + 1] = { file:seek(), length }
+        end
+        file:seek("cur", length)
+        n = n + 1
+    end
+    local first = math.floor((part - 1) * #mine / parts) + 1
+    local last = math.floor(part * #mine / parts)
+    for i = first, last do
+        file:seek("set", mine[i][1])
+        requests[#requests + 1] = file:read(mine[i][2])
+    end
+    file:close()
+    mine = nil
+    collectgarbage("collect")
 end
 
 function request()
