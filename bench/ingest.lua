@@ -10,7 +10,6 @@ local threads = 0
 function setup(thread)
     thread:set("thread_index", threads)
     threads = threads + 1
-    thread:set("thread_count", 0) -- filled in below, once all threads exist
 end
 
 function init(args)
