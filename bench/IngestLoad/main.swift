@@ -10,7 +10,8 @@
 //
 // Without --rate it runs closed-loop (as fast as answers come). With --rate it paces requests
 // on a fixed schedule and measures latency from the scheduled send time, so a stalled server
-// cannot hide its queueing delay (no coordinated omission).
+// cannot hide its queueing delay (no coordinated omission). BENCH_TIMELINE=1 adds a line with
+// each second's p99 and max.
 // Secrets: BENCH_MP_SECRET, BENCH_ADYEN_HEX_KEY, BENCH_PXP_KEY (must match the server's).
 import Foundation
 import PayhookCrypto
@@ -155,6 +156,9 @@ final class Connection {
 
 struct ThreadResult: Sendable {
     var latencies: [Double] = []
+    /// Seconds from the start at which each request was due (sent, in closed loop), in the
+    /// order of `latencies`: the timeline groups latencies by the second they were due in.
+    var dueAt: [Double] = []
     var statuses: [Int: Int] = [:]
     var broken = 0
 }
@@ -210,6 +214,7 @@ for connectionIndex in 0..<options.connections {
             if connection == nil { connection = Connection(host: options.host, port: options.port) }
             if let status = connection?.exchange(request) {
                 result.latencies.append(Date().timeIntervalSince(sentAt))
+                result.dueAt.append(sentAt.timeIntervalSince(start))
                 result.statuses[status, default: 0] += 1
             } else {
                 result.broken += 1
@@ -233,11 +238,25 @@ let latencies = all.flatMap(\.latencies).sorted()
 var statuses: [Int: Int] = [:]
 for result in all { statuses.merge(result.statuses, uniquingKeysWith: +) }
 let broken = all.reduce(0) { $0 + $1.broken }
-func percentile(_ p: Double) -> Double {
-    latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] * 1000
+func percentile(_ p: Double, of sorted: [Double] = latencies) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000
 }
 let ok = statuses[200] ?? 0
 let statusText = statuses.keys.sorted().map { "\($0):\(statuses[$0]!)" }.joined(separator: " ")
 print(String(format: "requests=%d ok=%d rate=%.0f/s p50=%.2fms p99=%.2fms p999=%.2fms max=%.2fms",
              latencies.count, ok, Double(ok) / elapsed, percentile(0.5), percentile(0.99), percentile(0.999),
              percentile(1.0)) + " statuses=[\(statusText)] broken=\(broken)")
+// With BENCH_TIMELINE=1, each second's p99 and max (by when requests were due): a tail that
+// comes from a few stalls shows as a few bad seconds, one that comes from general slowness
+// does not.
+if environment["BENCH_TIMELINE"] == "1" {
+    var bySecond: [Int: [Double]] = [:]
+    for result in all {
+        for (latency, due) in zip(result.latencies, result.dueAt) { bySecond[Int(due), default: []].append(latency) }
+    }
+    let seconds = bySecond.keys.sorted().map { second -> String in
+        let sorted = bySecond[second]!.sorted()
+        return String(format: "%d:%.0f/%.0f", second, percentile(0.99, of: sorted), percentile(1.0, of: sorted))
+    }
+    print("timeline (second:p99/max ms): " + seconds.joined(separator: " "))
+}
