@@ -15,6 +15,9 @@ pg_cpu() {
     echo "$total"
 }
 
+# psql on the bench's database, unaligned and quiet, stopping at the first error.
+sql() { as_pg_owner "$PG_BIN/psql" -h "$PAYHOOK_PG_DIR/run" -p "$PAYHOOK_PG_PORT" -d payhook -qAt -v ON_ERROR_STOP=1 "$@"; }
+
 # The webhook secrets payhook-ingest-load signs with and `serve_ingress` configures.
 export BENCH_MP_SECRET=bench-mercadopago-secret
 export BENCH_ADYEN_HEX_KEY=44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056
@@ -36,7 +39,6 @@ serve_ingress() { # $1 binary, $2 port, $3 log file
 # after this). A running cluster renames old segments for reuse at each checkpoint instead: about
 # 530 MB of WAL written and dropped, then a checkpoint, leaves 32 segments ready (about 5 s).
 pg_warm_wal() {
-    as_pg_owner "$PG_BIN/psql" -h "$PAYHOOK_PG_DIR/run" -p "$PAYHOOK_PG_PORT" -d payhook -qAt \
-        -c "CREATE TABLE bench_wal_warmup AS SELECT g, repeat('w', 1000) AS filler FROM generate_series(1, 500000) g" \
+    sql -c "CREATE TABLE bench_wal_warmup AS SELECT g, repeat('w', 1000) AS filler FROM generate_series(1, 500000) g" \
         -c "DROP TABLE bench_wal_warmup" -c "CHECKPOINT"
 }
