@@ -84,9 +84,15 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
     int family = resolved->ai_family;
     freeaddrinfo(resolved);
 
-    unsigned int flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_INTERNAL_POLLING_THREAD;
-    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES) flags |= MHD_USE_EPOLL;
-    else flags |= MHD_USE_POLL;
+    /* poll(), not epoll. libmicrohttpd 0.9.75's epoll loop takes at most 128 events per
+       epoll_wait and, when one call returns exactly 128, calls again with the same timeout (the
+       oldest connection's idle deadline): with nothing else pending, the polling thread sleeps
+       through the 128 requests it was just told about, then times their connections out.
+       poll() sees every descriptor in one call, and being level-triggered it also spares the
+       read that epoll's edge triggering needs to reach EAGAIN, and the epoll_ctl pair of every
+       suspend and resume. docs/decisions/0003-ingress-poll-not-epoll.md has the measurements. */
+    unsigned int flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_INTERNAL_POLLING_THREAD
+                         | MHD_USE_POLL;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (o->tls_key_pem != NULL && o->tls_cert_pem != NULL) flags |= MHD_USE_TLS;
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The ingress and admin HTTP/1.1 server, built on libmicrohttpd.
 ///
-/// libmicrohttpd parses requests and enforces limits and timeouts on its own epoll polling
+/// libmicrohttpd parses requests and enforces limits and timeouts on its own poll(2) polling
 /// thread(s); the handler runs on those threads. Responses are asynchronous: after the handler
 /// returns, the connection is suspended until `respond` is called (from any thread), so a
 /// handler can wait for a database commit without holding a thread. Respond synchronously

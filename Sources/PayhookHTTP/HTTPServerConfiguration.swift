@@ -19,7 +19,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Idle time after which a connection is closed, so slow clients cannot pin resources.
     /// Does not apply while a request waits for its handler (see `handlerTimeoutSeconds`).
     public var connectionTimeoutSeconds: Int = 10
-    /// Internal polling threads (epoll); above 1, libmicrohttpd's thread pool is used.
+    /// Internal polling threads (poll(2)); above 1, libmicrohttpd's thread pool is used.
     public var threadCount: Int = 1
     /// PEM certificate file; with `tlsKeyPath`, the server speaks HTTPS only.
     public var tlsCertificatePath: String? = nil

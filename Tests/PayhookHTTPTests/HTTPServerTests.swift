@@ -368,6 +368,61 @@ struct HTTPServerTests {
         #expect(server.boundPort == 0)
     }
 
+    /// libmicrohttpd 0.9.75's epoll loop reads at most 128 events per `epoll_wait` and, when a
+    /// call returns exactly 128, calls again with the same timeout: the idle deadline of the
+    /// oldest connection. With nothing else pending, the polling thread then sleeps through the
+    /// 128 requests it has just been told about (the stall `bench/ingest` caught; docs/decisions/0003).
+    /// This builds that moment on purpose: the one polling thread is held in a handler while
+    /// exactly 128 idle keep-alive connections each send a request.
+    @Test("128 requests that arrive while the polling thread is busy are all served at once, not after the idle timeout",
+          .timeLimit(.minutes(1)))
+    func burstOfExactlyOneEpollBatch() async throws {
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let server = try startServer({ $0.threadCount = 1; $0.connectionTimeoutSeconds = 6 }) { request, respond in
+            if request.path == "/hold" {
+                holding.signal()
+                _ = release.wait(timeout: .now() + 5)  // blocks the polling thread, on purpose
+            }
+            respond(.text(200, request.path))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let outcome = await offPool { () -> (served: Int, seconds: Double)? in
+            var idle: [RawConnection] = []
+            for index in 0..<128 {
+                guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 15) else { return nil }
+                // One exchange each: every connection is accepted and back to idle before the burst.
+                connection.send("GET /warm/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+                guard connection.readResponse()?.status == 200 else { return nil }
+                idle.append(connection)
+            }
+            guard let holder = RawConnection(port: port) else { return nil }
+            holder.send("GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            guard holding.wait(timeout: .now() + 5) == .success else { return nil }
+            for (index, connection) in idle.enumerated() {
+                connection.send("GET /burst/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            let start = ContinuousClock.now
+            release.signal()
+            guard holder.readResponse()?.status == 200 else { return nil }
+            var served = 0
+            for (index, connection) in idle.enumerated() {
+                if let response = connection.readResponse(), response.status == 200,
+                   response.body == Array("/burst/\(index)".utf8) {
+                    served += 1
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            return (served, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        let result = try #require(outcome)
+        #expect(result.served == 128)
+        // The bug answers after the 6 s idle timeout, or never; a healthy server within milliseconds.
+        #expect(result.seconds < 3, "128 burst requests took \(result.seconds) s")
+    }
+
     @Test("connections beyond the per-IP limit are refused while the first one is served")
     func perIPLimit() async throws {
         let server = try startServer({ $0.perIPConnectionLimit = 1 }) { _, respond in respond(.text(200, "ok")) }
