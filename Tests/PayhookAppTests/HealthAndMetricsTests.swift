@@ -1,6 +1,8 @@
 import Foundation
+import PayhookCore
 import PayhookTestSupport
 @testable import PayhookApp
+import Synchronization
 import Testing
 
 @Suite("Health, readiness and metrics", .timeLimit(.minutes(2)))
@@ -58,6 +60,31 @@ struct HealthAndMetricsTests {
             #expect(metricValue(text, "payhook_deliveries_rejected_total", "provider=\"pxp\",reason=\"signature_mismatch\"") == 1)
             #expect(metricValue(text, "payhook_deliveries_accepted_total", "provider=\"adyen\"") == 1)
             #expect((metricValue(text, "payhook_deliveries_accepted_total", "provider=\"mercadopago\"") ?? 0) == 0)
+        }
+    }
+
+    @Test("repeated stale-timestamp deliveries are each accepted and counted, but logged about once a second")
+    func staleTimestampWarningsAreCountedNotFlooded() async throws {
+        let lines = Mutex<[String]>([])
+        let logger = Logger(minimumLevel: .warning) { line in lines.withLock { $0.append(line) } }
+        try await IngressHarness.with("metrics_stale_warnings", overrides: ["PAYHOOK_MERCADOPAGO_STALE_TS": "warn"], logger: logger) {
+            (ingress) async throws in
+            // An hour-old ts, as a provider retrying (or an operator replaying) old deliveries sends it.
+            let stale = Sign.mercadoPago(ts: String((Int(Date().timeIntervalSince1970) - 3600) * 1000))
+            let started = ContinuousClock.now
+            for _ in 0..<20 {
+                #expect(try await ingress.post(stale).status == 200)
+            }
+            let elapsed = ContinuousClock.now - started
+
+            let auth = [("Authorization", "Bearer \(TestSecrets.adminToken)")]
+            let text = try await ingress.get("/metrics", admin: true, headers: auth).text
+            #expect(metricValue(text, "payhook_signature_warnings_total", "provider=\"mercadopago\",warning=\"stale_timestamp\"") == 20)
+            let warned = lines.withLock { $0 }.filter { $0.contains("verified delivery with a warning") }
+            // One line, plus at most one per further second the 20 requests took.
+            #expect(!warned.isEmpty)
+            #expect(warned.count <= 1 + Int(elapsed.components.seconds), "\(warned.count) lines in \(elapsed)")
+            #expect(warned.first?.contains("\"suppressed\":0") == true)
         }
     }
 }

@@ -14,6 +14,8 @@ struct WebhookIngress: Sendable {
     let metrics: IngressMetrics
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Holds back repeats of a warning line (see `LogLineLimiter`); the metric counts them all.
+    var warningLines = LogLineLimiter(interval: .seconds(1))
 
     /// Route segments accepted as an account name: what can also appear in a variable name.
     static func isValidAccount(_ account: Substring) -> Bool {
@@ -95,7 +97,12 @@ struct WebhookIngress: Sendable {
         case .verified(let delivery):
             for warning in delivery.warnings {
                 metrics.registry.increment("payhook_signature_warnings_total", [("provider", provider.rawValue), ("warning", warning)])
-                logger.warning("verified delivery with a warning", ["provider": .string(provider.rawValue), "warning": .string(warning)])
+                // Counted every time, logged once a second: a replay of old deliveries repeats it per delivery.
+                if let heldBack = warningLines.admit(provider.rawValue + "/" + warning) {
+                    logger.warning("verified delivery with a warning", [
+                        "provider": .string(provider.rawValue), "warning": .string(warning), "suppressed": .int(Int64(heldBack)),
+                    ])
+                }
             }
             let draft = InboundEventDraft(
                 provider: provider, account: account ?? "", dedupKey: delivery.dedupKey, eventType: delivery.eventType,
