@@ -17,6 +17,10 @@
  * Swift imports libmicrohttpd's closed enums as Swift enums, so flags cannot be
  * OR-ed there, and MHD_start_daemon / MHD_get_*_info are variadic. These helpers
  * keep both problems on the C side of the bridge.
+ *
+ * An incremental `swift build` does not notice a change to this header alone (a daemon
+ * flag changed here kept its old value until HTTPServer.swift was recompiled); touch a
+ * Swift file of PayhookHTTP, or build from clean, after editing it.
  */
 
 /* Collects MHD's error messages while the daemon starts, so a bind or TLS failure
