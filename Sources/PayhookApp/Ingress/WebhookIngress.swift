@@ -15,7 +15,7 @@ struct WebhookIngress: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     /// Holds back repeats of a warning line (see `LogLineLimiter`); the metric counts them all.
-    var warningLines = LogLineLimiter(interval: .seconds(1))
+    let warningLines = LogLineLimiter(interval: .seconds(1))
 
     /// Route segments accepted as an account name: what can also appear in a variable name.
     static func isValidAccount(_ account: Substring) -> Bool {
