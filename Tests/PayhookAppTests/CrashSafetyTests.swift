@@ -5,7 +5,7 @@ import Testing
 
 /// The key invariant, proven on the real binary: a 2xx is sent only after the commit, so
 /// nothing acknowledged is lost, whether the process is killed (-9) or stopped (SIGTERM).
-@Suite("Nothing acknowledged is lost when payhook dies", .timeLimit(.minutes(2)))
+@Suite("Nothing acknowledged is lost when payhook dies", .timeLimit(.minutes(4)))
 struct CrashSafetyTests {
     static let workers = 16
 

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookPostgres
 import PayhookTestSupport
 import Synchronization
 import Testing
@@ -26,25 +27,78 @@ enum PayhookBinary {
         return captured
     }
 
+    /// How long `serve` waits for the "payhook serving" line. Startup is a migration plus two
+    /// binds, about 2 s while a full run is starting; the rest is headroom for a slower machine.
+    static let startupWindow: Duration = .seconds(90)
+
     /// Starts `payhook serve --migrate` on ephemeral ports against `databaseURL` and returns
     /// once its "payhook serving" log line names the bound ingress port.
+    ///
+    /// The startup holds a `SchemaMigrationGate` slot, as in-process migrations do, so the
+    /// child's migration takes its turn instead of competing with every suite starting at once.
     static func serve(databaseURL: String, environment extra: [String: String] = [:]) async throws -> (child: ChildProcess, port: Int) {
         var environment = TestSecrets.environment.merging(extra) { $1 }
         environment["DATABASE_URL"] = databaseURL
         environment["PAYHOOK_LOG_LEVEL"] = "info"
-        let child = try ChildProcess.launch([try path(), "serve", "--migrate"], environment: environment)
-        var port: Int?
-        let listening = await eventually(timeout: .seconds(30)) {
-            port = servingPort(in: child.standardOutput)
-            return port != nil || child.ended != nil
+        let executable = try path()
+        return try await SchemaMigrationGate.run {
+            let started = ContinuousClock.now
+            let child = try ChildProcess.launch([executable, "serve", "--migrate"], environment: environment)
+            var port: Int?
+            let listening = await eventually(timeout: startupWindow) {
+                port = servingPort(in: child.standardOutput)
+                return port != nil || child.ended != nil
+            }
+            guard listening, let port else {
+                let waited = ContinuousClock.now - started
+                let threads = child.ended == nil ? threadStates(of: child.pid) : "ended"
+                let sessions = await busySessions(databaseURL: databaseURL)
+                child.send(signal: SIGKILL)
+                let ended = await child.wait()
+                Issue.record("""
+                    payhook serve did not report its port within \(waited) (\(ended)); \
+                    stderr: \(child.standardError.suffix(2000)); stdout: \(child.standardOutput.suffix(2000)); \
+                    its threads: \(threads); busy database sessions: \(sessions)
+                    """)
+                throw Missing()
+            }
+            return (child, port)
         }
-        guard listening, let port else {
-            child.send(signal: SIGKILL)
-            let ended = await child.wait()
-            Issue.record("payhook serve did not report its port (\(ended)); stderr: \(child.standardError.suffix(2000)); stdout: \(child.standardOutput.suffix(2000))")
-            throw Missing()
+    }
+
+    /// Each thread's state and kernel wait channel, e.g. `R -` or `S futex_wait_queue`: shows
+    /// whether a child that is late to start is running, sleeping in the kernel, or blocked.
+    static func threadStates(of pid: pid_t) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.sorted().map { tid in
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8)) ?? ""
+            // The state follows the parenthesised command name.
+            let state = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/wchan", encoding: .utf8)) ?? "?"
+            return "\(state) \(wchan.isEmpty || wchan == "0" ? "-" : wchan)"
+        }.joined(separator: ", ")
+    }
+
+    /// Sessions of the test server that are not idle, with what they wait on; "unavailable" when
+    /// the server cannot be asked.
+    static func busySessions(databaseURL: String) async -> String {
+        guard let connection = try? await PostgresConnection.connect(databaseURL) else { return "unavailable" }
+        defer { connection.close() }
+        let rows = try? await connection.query("""
+            SELECT count(*) AS n, state, coalesce(wait_event_type || ':' || wait_event, '-') AS wait, left(query, 60) AS query
+            FROM pg_stat_activity
+            WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()
+            GROUP BY 2, 3, 4 ORDER BY 1 DESC LIMIT 10
+            """)
+        guard let rows else { return "unavailable" }
+        let lines = rows.map { row in
+            let count = (try? row.decode("n", as: Int.self)) ?? 0
+            let state = (try? row.decode("state", as: String.self)) ?? "?"
+            let wait = (try? row.decode("wait", as: String.self)) ?? "?"
+            let query = (try? row.decode("query", as: String.self)) ?? "?"
+            return "\(count)× \(state) \(wait) \(query)"
         }
-        return (child, port)
+        return lines.isEmpty ? "none" : lines.joined(separator: "; ")
     }
 
     /// The port in the `listen` field of the first `"msg":"payhook serving"` JSON line.

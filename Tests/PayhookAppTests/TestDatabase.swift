@@ -1,5 +1,6 @@
 import Foundation
 import PayhookPostgres
+import PayhookTestSupport
 @testable import PayhookApp
 import Testing
 
@@ -39,7 +40,7 @@ struct TestDatabase: Sendable {
         _ = try await connection.query("CREATE SCHEMA \(schema)")
         let database = TestDatabase(schema: schema, url: withSearchPath(base, schema: schema))
         let migrator = PostgresMigrator(conninfo: database.url, migrations: try SchemaMigrations.all())
-        _ = try await migrator.migrate()
+        _ = try await SchemaMigrationGate.run { try await migrator.migrate() }
         return database
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @testable import PayhookApp
 
 /// `payhook serve` with the worker role, stopped while merchant callbacks are in flight.
-@Suite("Worker role shutdown", .timeLimit(.minutes(2)))
+@Suite("Worker role shutdown", .timeLimit(.minutes(4)))
 struct WorkerShutdownTests {
     @Test("SIGTERM while callbacks are in flight: they finish, no job is left running, exit 0")
     func sigtermLeavesNoRunningJob() async throws {

@@ -35,7 +35,8 @@ enum QueueDatabase {
         let conninfo = conninfo(base, searchPath: schema)
         let fixture = QueueFixture(conninfo: conninfo)
         do {
-            try await PostgresMigrator(conninfo: conninfo, migrations: try migrations()).migrate()
+            let migrator = PostgresMigrator(conninfo: conninfo, migrations: try migrations())
+            try await SchemaMigrationGate.run { try await migrator.migrate() }
             try await body(fixture)
         } catch {
             await fixture.pool.close()
