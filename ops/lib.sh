@@ -70,6 +70,10 @@ shared_buffers = 512MB
 fsync = on
 synchronous_commit = on
 CONF
+        # PAYHOOK_PG_CONF: extra postgresql.conf lines for a new cluster (e.g. to compare settings).
+        if [ -n "${PAYHOOK_PG_CONF:-}" ]; then
+            printf '%s\n' "$PAYHOOK_PG_CONF" >> "$PAYHOOK_PG_DIR/data/postgresql.conf"
+        fi
     fi
     if ! as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" status >/dev/null 2>&1; then
         as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" -l "$PAYHOOK_PG_DIR/server.log" -w -t 60 start >/dev/null
