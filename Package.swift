@@ -57,7 +57,7 @@ let package = Package(
                           path: "bench/QueueBench", swiftSettings: swiftSettings),
 
         // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
-        .target(name: "PayhookTestSupport", path: "Tests/Support", swiftSettings: swiftSettings),
+        .target(name: "PayhookTestSupport", dependencies: ["PayhookCore"], path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import PayhookCore
 
 /// `HTTPClient` on libcurl's multi interface, driven by one dedicated thread.
 ///

@@ -1,4 +1,5 @@
 import CCurl
+import PayhookCore
 import Synchronization
 
 /// One call on its way through `CurlMultiLoop`: the request, the header list curl sends, the

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PayhookCore
 import Synchronization
 
 /// `HTTPClient` on URLSession (libcurl underneath on Linux).

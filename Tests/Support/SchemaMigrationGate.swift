@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PayhookCore
 
 /// Lets a few schema migrations run at once across the whole test run, first come first served.
 ///
@@ -14,38 +14,14 @@ public enum SchemaMigrationGate {
     /// server idle between statements.
     public static let width = max(2, 2 * ProcessInfo.processInfo.activeProcessorCount)
 
-    private static let state = Mutex<(running: Int, waiting: [CheckedContinuation<Void, Never>])>((0, []))
+    private static let slots = AsyncSemaphore(permits: width)
 
     /// Runs `body` once fewer than `width` gated bodies are running; waiters go in arrival order.
+    /// A task cancelled while waiting throws `CancellationError` without running `body`.
+    @discardableResult
     public static func run<T>(_ body: () async throws -> T) async throws -> T {
-        await acquire()
-        defer { release() }
+        guard await slots.acquire() else { throw CancellationError() }
+        defer { slots.release() }
         return try await body()
-    }
-
-    static func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted = state.withLock { state in
-                if state.running < width {
-                    state.running += 1
-                    return true
-                }
-                state.waiting.append(continuation)
-                return false
-            }
-            if admitted { continuation.resume() }
-        }
-    }
-
-    static func release() {
-        // The slot passes straight to the next waiter, so `running` stays counted for it.
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiting.isEmpty {
-                state.running -= 1
-                return nil
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
     }
 }

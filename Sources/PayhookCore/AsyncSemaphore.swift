@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Counts permits for async callers; waiting is suspension, not blocking, and cancellable.
-final class AsyncSemaphore: Sendable {
+/// Waiters get permits in arrival order.
+public final class AsyncSemaphore: Sendable {
     private struct State {
         var permits: Int
         var nextWaiterID: UInt64 = 0
@@ -11,13 +12,13 @@ final class AsyncSemaphore: Sendable {
 
     private let state: Mutex<State>
 
-    init(permits: Int) {
+    public init(permits: Int) {
         state = Mutex(State(permits: permits))
     }
 
     /// Takes a permit, waiting if none is free. Returns false if the task was cancelled
     /// (then no permit is held).
-    func acquire() async -> Bool {
+    public func acquire() async -> Bool {
         let id = state.withLock { state in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -47,7 +48,7 @@ final class AsyncSemaphore: Sendable {
     }
 
     /// Takes a permit if one is free right now, without suspending.
-    func tryAcquire() -> Bool {
+    public func tryAcquire() -> Bool {
         state.withLock { state in
             guard state.permits > 0 else { return false }
             state.permits -= 1
@@ -56,7 +57,7 @@ final class AsyncSemaphore: Sendable {
     }
 
     /// How `acquire(until:)` ended; only `.acquired` holds a permit.
-    enum Acquisition: Sendable, Equatable {
+    public enum Acquisition: Sendable, Equatable {
         case acquired
         case cancelled
         case timedOut
@@ -65,7 +66,7 @@ final class AsyncSemaphore: Sendable {
     /// Takes a permit, waiting at most until `deadline`. Free permits are taken without
     /// suspending; only a wait races a timer (a child task), so the uncontended path costs
     /// nothing extra.
-    func acquire(until deadline: ContinuousClock.Instant) async -> Acquisition {
+    public func acquire(until deadline: ContinuousClock.Instant) async -> Acquisition {
         if tryAcquire() { return .acquired }
         if Task.isCancelled { return .cancelled }
         return await withTaskGroup(of: Acquisition.self) { group in
@@ -90,7 +91,7 @@ final class AsyncSemaphore: Sendable {
     }
 
     /// Returns a permit, handing it straight to the longest waiter if there is one.
-    func release() {
+    public func release() {
         let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             if state.waiters.isEmpty {
                 state.permits += 1
