@@ -97,6 +97,51 @@ struct InboundEventWriterTests {
         }
         await pool.close()
     }
+
+    @Test("a batch the dedup constraint refuses is stored again skipping stored rows, and batches skip them until one has no duplicate")
+    func refusedBatches() async throws {
+        let database = try await TestDatabase.migrated("writerrefused")
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        let metrics = MetricsRegistry()
+        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: metrics)
+        let received = Date(timeIntervalSince1970: 1_796_001_460)
+        // One batch of Adyen deliveries with these dedup keys; returns each one's outcome.
+        func write(_ keys: [String]) async -> [String] {
+            let outcomes = Outcomes()
+            let batch = keys.enumerated().map { index, key in
+                InboundEventWriter.Pending(draft: Self.draft(.adyen, key: key, eventType: nil, body: [1], received: received)) {
+                    outcomes.record(index, $0)
+                }
+            }
+            await writer.write(batch)
+            return outcomes.all.prefix(keys.count).map { outcome in
+                switch outcome {
+                case .stored?: "stored"
+                case .duplicate?: "duplicate"
+                case .unavailable?: "unavailable"
+                case nil: "unanswered"
+                }
+            }
+        }
+        func refused() -> UInt64 { metrics.counterValue(InboundEventWriter.refusedBatchesMetric) }
+
+        #expect(await write(["a", "b"]) == ["stored", "stored"])
+        #expect(refused() == 0)
+        #expect(await write(["a", "c"]) == ["duplicate", "stored"])
+        #expect(refused() == 1)
+        // Duplicates are expected now: this batch goes straight to ON CONFLICT, nothing refused.
+        #expect(await write(["c", "d"]) == ["duplicate", "stored"])
+        #expect(refused() == 1)
+        // It comes back whole, so the next batch is inserted plainly again, and refused.
+        #expect(await write(["e"]) == ["stored"])
+        #expect(refused() == 1)
+        #expect(await write(["f", "e"]) == ["stored", "duplicate"])
+        #expect(refused() == 2)
+
+        let keys = try await pool.query("SELECT dedup_key FROM inbound_events ORDER BY id").map { try $0.decode("dedup_key") as String }
+        #expect(keys == ["a", "b", "c", "d", "e", "f"])
+        await pool.close()
+    }
 }
 
 /// Completions arrive on writer tasks; the test reads them after `run` returns.
