@@ -106,10 +106,10 @@ final class InboundEventWriter: Sendable {
     /// Stops taking deliveries; queued ones are still written before `run` returns.
     func stop() { queue.stop() }
 
-    /// The one INSERT every batch uses, whatever its size: each column arrives as one array
+    /// The INSERT every batch tries first, whatever its size: each column arrives as one array
     /// (bodies as one `bytea` sliced by offset and length), so a batch costs 11 binds rather
-    /// than 9 per row, and the server prepares and plans a single statement instead of one
-    /// per batch size seen. Arrays travel in binary form (see `PostgresArray`), `received_at`
+    /// than 9 per row, and the server prepares and plans one statement (two, with
+    /// `insertSkippingDuplicatesSQL`) instead of one per batch size seen. Arrays travel in binary form (see `PostgresArray`), `received_at`
     /// as the exact microsecond PostgreSQL stores.
     static let insertSQL = insertRows + "\nRETURNING id, provider, dedup_key"
 
