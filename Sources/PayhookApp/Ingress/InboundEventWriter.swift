@@ -111,11 +111,14 @@ final class InboundEventWriter: Sendable {
     /// than 9 per row, and the server prepares and plans one statement (two, with
     /// `insertSkippingDuplicatesSQL`) instead of one per batch size seen. Arrays travel in binary form (see `PostgresArray`), `received_at`
     /// as the exact microsecond PostgreSQL stores.
-    static let insertSQL = insertRows + "\nRETURNING id, provider, dedup_key"
+    static let insertSQL = insertRows + returnedColumns
 
     /// `insertSQL` for a batch that holds (or may hold) deliveries stored before: those rows are
     /// skipped, and `RETURNING` lists only the new ones.
-    static let insertSkippingDuplicatesSQL = insertRows + "\nON CONFLICT (provider, dedup_key) DO NOTHING\nRETURNING id, provider, dedup_key"
+    static let insertSkippingDuplicatesSQL = insertRows + "\nON CONFLICT (provider, dedup_key) DO NOTHING" + returnedColumns
+
+    /// What both statements return for each stored row: what `outcomes(of:returned:)` reads.
+    private static let returnedColumns = "\nRETURNING id, provider, dedup_key"
 
     private static let insertRows = """
         INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body)
