@@ -147,6 +147,44 @@ final class LibpqConnection: @unchecked Sendable {
         return consume(PQexec(pointer, sql), pointer)
     }
 
+    /// Runs `sql`, which must be a `COPY … FROM STDIN`, and streams `data` then `trailer` into
+    /// it. Returns the COPY's result (its command tag counts the rows) or its error. On queue.
+    func copy(_ sql: String, _ data: [UInt8], trailer: [UInt8]) -> Result<PostgresRows, PostgresError> {
+        guard let pointer else { return .failure(Self.closedError) }
+        guard let started = PQexec(pointer, sql) else { return .failure(Libpq.connectionError(pointer)) }
+        guard PQresultStatus(started) == PGRES_COPY_IN else {
+            // The statement failed, or was not a COPY FROM STDIN: `consume` reports the error,
+            // and discards the session if the server started another kind of COPY.
+            let outcome = consume(started, pointer)
+            guard case .success = outcome else { return outcome }
+            return .failure(PostgresError(kind: .other, message: "copy(_:_:) needs a COPY … FROM STDIN statement"))
+        }
+        PQclear(started)
+        // In blocking mode each call returns once libpq has buffered or sent the bytes; chunks
+        // keep every length inside the Int32 the call takes.
+        func send(_ bytes: [UInt8]) -> Bool {
+            bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let length = min(buffer.count - offset, 1 << 20)
+                    let chunk = buffer.baseAddress!.advanced(by: offset).assumingMemoryBound(to: CChar.self)
+                    guard PQputCopyData(pointer, chunk, Int32(length)) == 1 else { return false }
+                    offset += length
+                }
+                return true
+            }
+        }
+        guard send(data), send(trailer), PQputCopyEnd(pointer, nil) == 1 else {
+            return .failure(Libpq.connectionError(pointer))
+        }
+        // The COPY's own result, then NULL; anything between is drained so the session is idle.
+        var outcome: Result<PostgresRows, PostgresError>?
+        while let result = PQgetResult(pointer) {
+            if outcome == nil { outcome = consume(result, pointer) } else { PQclear(result) }
+        }
+        return outcome ?? .failure(Libpq.connectionError(pointer))
+    }
+
     /// Notices a server that went away while the session sat idle: reads whatever the socket
     /// has (a FATAL message and EOF after a restart) without blocking. On queue.
     func checkIdleHealth() -> Bool {

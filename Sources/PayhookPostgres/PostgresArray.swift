@@ -57,7 +57,7 @@ public struct PostgresArray: Sendable, Hashable {
         self.element = element
         encoded.reserveCapacity(Self.headerSize + capacity)
         for field in [1, 0, Int32(bitPattern: element.oids.element), 0, 1] as [Int32] {
-            appendBigEndian(UInt64(UInt32(bitPattern: field)), bytes: 4)
+            PostgresBinaryFormat.appendBigEndian(UInt64(UInt32(bitPattern: field)), bytes: 4, to: &encoded)
         }
     }
 
@@ -68,19 +68,11 @@ public struct PostgresArray: Sendable, Hashable {
         guard element == .text || element == .jsonb else {
             throw PostgresError(kind: .other, message: "a text element cannot go into an \(element) array")
         }
-        guard var text else {
+        guard let text else {
             appendNull()
             return
         }
-        let containsNUL: Bool = text.withUTF8 { utf8 in
-            if utf8.contains(0) { return true }
-            let length = utf8.count + (element == .jsonb ? 1 : 0)
-            appendLength(length)
-            if element == .jsonb { encoded.append(1) }
-            encoded.append(contentsOf: utf8)
-            return false
-        }
-        if containsNUL {
+        guard PostgresBinaryFormat.appendText(text, jsonb: element == .jsonb, to: &encoded) else {
             throw PostgresError(kind: .other, message: "text array element contains a NUL character, which PostgreSQL text cannot store")
         }
         counted()
@@ -91,14 +83,12 @@ public struct PostgresArray: Sendable, Hashable {
     public mutating func append(_ number: Int64) throws(PostgresError) {
         switch element {
         case .int8:
-            appendLength(8)
-            appendBigEndian(UInt64(bitPattern: number), bytes: 8)
+            PostgresBinaryFormat.appendInt8(number, to: &encoded)
         case .int4:
             guard let narrow = Int32(exactly: number) else {
                 throw PostgresError(kind: .other, message: "int4 array element \(number) is out of range")
             }
-            appendLength(4)
-            appendBigEndian(UInt64(UInt32(bitPattern: narrow)), bytes: 4)
+            PostgresBinaryFormat.appendInt4(narrow, to: &encoded)
         case .text, .jsonb, .timestamptz:
             throw PostgresError(kind: .other, message: "an integer element cannot go into a \(element) array")
         }
@@ -111,25 +101,16 @@ public struct PostgresArray: Sendable, Hashable {
         guard element == .timestamptz else {
             throw PostgresError(kind: .other, message: "a date cannot go into a \(element) array")
         }
-        // Rounded in Unix microseconds first, exactly as the `.timestamptz` text bind does
-        // (`PostgresTimestamp.format`), then shifted by an integer: subtracting the epoch in
-        // floating point would round about one date in sixteen to the neighbouring microsecond.
-        let unixMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        guard let exact = Int64(exactly: unixMicros), exact > Int64.min + Self.postgresEpochMicros else {
+        guard PostgresBinaryFormat.appendTimestamp(date, to: &encoded) else {
             throw PostgresError(kind: .other, message: "timestamptz array element is outside the supported range")
         }
-        appendLength(8)
-        appendBigEndian(UInt64(bitPattern: exact - Self.postgresEpochMicros), bytes: 8)
         counted()
     }
-
-    /// Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 00:00:00 UTC).
-    private static let postgresEpochMicros: Int64 = 946_684_800_000_000
 
     /// Appends SQL NULL.
     public mutating func appendNull() {
         encoded[Self.nullFlagOffset + 3] = 1
-        appendLength(-1)
+        PostgresBinaryFormat.appendNull(to: &encoded)
         counted()
     }
 
@@ -138,16 +119,6 @@ public struct PostgresArray: Sendable, Hashable {
         let length = UInt32(clamping: count)
         for index in 0..<4 {
             encoded[Self.lengthOffset + index] = UInt8(truncatingIfNeeded: length >> UInt32(24 - 8 * index))
-        }
-    }
-
-    private mutating func appendLength(_ length: Int) {
-        appendBigEndian(UInt64(UInt32(bitPattern: Int32(clamping: length))), bytes: 4)
-    }
-
-    private mutating func appendBigEndian(_ value: UInt64, bytes: Int) {
-        for index in stride(from: bytes - 1, through: 0, by: -1) {
-            encoded.append(UInt8(truncatingIfNeeded: value >> UInt64(index * 8)))
         }
     }
 }

@@ -52,6 +52,22 @@ public final class PostgresConnection: Sendable {
         return try await onQueue { handle in handle.query(sql, binds) }
     }
 
+    /// Streams `rows` into a table: `sql` is `COPY table (columns) FROM STDIN (FORMAT binary)`
+    /// with as many columns as `rows.columnCount`, in the order the values were appended.
+    ///
+    /// Outside a transaction block the COPY is one implicit transaction: every row is
+    /// committed, or none (a refused row, such as a unique violation, stores nothing).
+    /// Row and statement triggers fire as for an INSERT.
+    /// - Returns: the number of rows stored.
+    /// - Throws: `.other` for an incomplete last row or a statement that is not a COPY FROM
+    ///   STDIN, otherwise the server's `PostgresError` (e.g. `.uniqueViolation` with its constraint).
+    @discardableResult
+    public func copy(_ sql: String, _ rows: PostgresCopyRows) async throws(PostgresError) -> Int {
+        let data = try rows.streamWithoutTrailer()
+        let result = try await onQueue { handle in handle.copy(sql, data, trailer: PostgresCopyRows.trailer) }
+        return result.affectedRows
+    }
+
     /// Runs SQL through the simple protocol: several `;`-separated statements, no binds.
     ///
     /// For migrations and session commands. Never build the string from values; use `query`.

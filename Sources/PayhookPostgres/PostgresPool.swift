@@ -113,6 +113,21 @@ public final class PostgresPool: Sendable {
         }
     }
 
+    /// Runs one binary COPY on a pooled connection; see `PostgresConnection.copy(_:_:)`.
+    /// - Throws: the checkout error or the COPY's `PostgresError`.
+    @discardableResult
+    public func copy(_ sql: String, _ rows: PostgresCopyRows) async throws(PostgresError) -> Int {
+        let connection = try await checkout()
+        do {
+            let stored = try await connection.copy(sql, rows)
+            checkin(connection)
+            return stored
+        } catch {
+            checkin(connection)
+            throw error
+        }
+    }
+
     /// Current counts, for metrics.
     public var statistics: PostgresPoolStatistics {
         state.withLock { state in
