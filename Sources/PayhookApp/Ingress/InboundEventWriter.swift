@@ -20,7 +20,7 @@ struct InboundEventDraft: Sendable {
 /// How the durable write of one delivery ended; the HTTP answer follows from it.
 enum InboundWriteOutcome: Sendable {
     /// Committed as a new row.
-    case stored(id: Int64)
+    case stored
     /// Already stored earlier (same provider and dedup key): acknowledged, stored once.
     case duplicate
     /// Not stored; the provider must retry (503).
@@ -29,18 +29,20 @@ enum InboundWriteOutcome: Sendable {
 
 /// Appends verified deliveries to `inbound_events` with group commit.
 ///
-/// Each `store` call queues the delivery; worker loops take everything queued and insert it with
-/// one `INSERT … SELECT FROM unnest(…)` (one implicit transaction, one fsync), then call every
+/// Each `store` call queues the delivery; worker loops take everything queued and store it with
+/// one binary `COPY … FROM STDIN` (one implicit transaction, one fsync), then call every
 /// completion. A completion reporting `.stored` or `.duplicate` runs only after the commit
 /// returned, which is the invariant that lets ingress answer 2xx.
 ///
 /// Duplicates are rare (a provider retrying a delivery whose answer it missed), so a batch is
-/// first inserted plainly; only when the dedup constraint refuses it is it inserted again with
-/// `ON CONFLICT DO NOTHING`, which stores the new rows and skips the stored ones. Why not always
-/// `ON CONFLICT`: it probes the dedup index once more per row and takes a speculative-insertion
-/// lock for each, which cost PostgreSQL 5 – 7 µs more per row (about 14 %) in pgbench runs of
-/// this table's rows. After a refused batch the writer stays on `ON CONFLICT` until a batch has
-/// no duplicate, so a burst of retries costs one statement per batch, not two.
+/// first copied as it is; only when the dedup constraint refuses it (the COPY then stores
+/// nothing) is it inserted again with `INSERT … ON CONFLICT DO NOTHING`, which stores the new
+/// rows and skips the stored ones. Why COPY first: the server reads each row straight into the
+/// table, with no statement to plan and no array binds to decode (`PostgresCopyRows` has the
+/// figures); and `ON CONFLICT` on every batch would probe the dedup index once more per row and
+/// take a speculative-insertion lock for each. After a refused batch the writer stays on
+/// `ON CONFLICT` until a batch has no duplicate, so a burst of retries costs one statement per
+/// batch, not two.
 final class InboundEventWriter: Sendable {
     typealias Completion = @Sendable (InboundWriteOutcome) -> Void
 
@@ -106,36 +108,63 @@ final class InboundEventWriter: Sendable {
     /// Stops taking deliveries; queued ones are still written before `run` returns.
     func stop() { queue.stop() }
 
-    /// The INSERT every batch tries first, whatever its size: each column arrives as one array
-    /// (bodies as one `bytea` sliced by offset and length), so a batch costs 11 binds rather
-    /// than 9 per row, and the server prepares and plans one statement (two, with
-    /// `insertSkippingDuplicatesSQL`) instead of one per batch size seen. Arrays travel in binary form (see `PostgresArray`), `received_at`
-    /// as the exact microsecond PostgreSQL stores.
-    static let insertSQL = insertRows + returnedColumns
+    /// What every batch tries first: its rows in `copyRows(_:)`'s column order.
+    static let copySQL = "COPY inbound_events (\(columns)) FROM STDIN (FORMAT binary)"
 
-    /// `insertSQL` for a batch that holds (or may hold) deliveries stored before: those rows are
-    /// skipped, and `RETURNING` lists only the new ones.
-    static let insertSkippingDuplicatesSQL = insertRows + "\nON CONFLICT (provider, dedup_key) DO NOTHING" + returnedColumns
-
-    /// What both statements return for each stored row: what `outcomes(of:returned:)` reads.
-    private static let returnedColumns = "\nRETURNING id, provider, dedup_key"
-
-    private static let insertRows = """
-        INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body)
+    /// The statement for a batch that holds (or may hold) deliveries stored before: those rows
+    /// are skipped, and `RETURNING` lists only the new ones, which is what
+    /// `outcomes(of:returned:)` reads. Each column arrives as one array (bodies as one `bytea`
+    /// sliced by offset and length), so a batch costs 11 binds rather than 9 per row, and the
+    /// server prepares and plans one statement instead of one per batch size seen. Arrays travel
+    /// in binary form (see `PostgresArray`), `received_at` as the exact microsecond PostgreSQL stores.
+    static let insertSkippingDuplicatesSQL = """
+        INSERT INTO inbound_events (\(columns))
         SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
                r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
                     $10::int4[], $11::int4[])
              AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
                   body_start, body_length)
+        ON CONFLICT (provider, dedup_key) DO NOTHING
+        RETURNING id, provider, dedup_key
         """
+
+    /// The columns both statements fill, in the order `copyRows(_:)` and `insertBinds(_:)` give them.
+    private static let columns = "provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body"
 
     /// The constraint whose refusal sends a batch to `insertSkippingDuplicatesSQL`.
     static let dedupConstraint = "inbound_events_dedup"
     /// Counts batches that constraint refused: each cost a second statement.
     static let refusedBatchesMetric = "payhook_ingest_refused_batches_total"
 
-    /// The binds of `insertSQL` for `batch`, in row order: binary arrays, so no element is
+    /// The rows of `copySQL` for `batch`, in batch order.
+    /// - Throws: `.other` if a text value holds NUL (verification never lets one through).
+    static func copyRows(_ batch: [Pending]) throws(PostgresError) -> PostgresCopyRows {
+        // Fields are read in place: iterating the drafts by value copied every one of them
+        // (a retain and release per field), which showed in the ingest profile.
+        var bytes = 0
+        for index in batch.indices {
+            // 140: the fixed-size fields, the short texts and the framing, generously.
+            bytes += 140 + batch[index].draft.dedupKey.utf8.count + batch[index].draft.headersJSON.utf8.count
+                + batch[index].draft.rawQuery.utf8.count + batch[index].draft.body.count
+        }
+        var rows = PostgresCopyRows(columns: 9, capacity: bytes)
+        for index in batch.indices {
+            try rows.startRow()
+            try rows.appendText(batch[index].draft.provider.rawValue)
+            try rows.appendText(batch[index].draft.account)
+            try rows.appendText(batch[index].draft.dedupKey)
+            try rows.appendText(batch[index].draft.eventType)
+            try rows.appendTimestamp(batch[index].draft.receivedAt)
+            try rows.appendText(batch[index].draft.remoteAddress)
+            try rows.appendJSONB(batch[index].draft.headersJSON)
+            try rows.appendText(batch[index].draft.rawQuery)
+            try rows.appendBytes(batch[index].draft.body)
+        }
+        return rows
+    }
+
+    /// The binds of `insertSkippingDuplicatesSQL` for `batch`, in row order: binary arrays, so no element is
     /// escaped here or scanned by the server.
     ///
     /// Reads each row's fields in place: iterating the drafts by value copied every one of
@@ -185,11 +214,9 @@ final class InboundEventWriter: Sendable {
         }
         batchRows.observe(Double(batch.count))
         do {
-            let binds = try Self.insertBinds(batch)
-            let rows = try await insert(binds, rowCount: batch.count)
-            // Every row is decoded before any delivery is answered: a decoding error must not
+            // Every outcome is known before any delivery is answered: a decoding error must not
             // leave part of the batch answered when the rows are retried one by one below.
-            let outcomes = try Self.outcomes(of: batch, returned: rows)
+            let outcomes = try await store(batch)
             for index in batch.indices { batch[index].completion(outcomes[index]) }
         } catch {
             let kind = error.kind
@@ -211,27 +238,32 @@ final class InboundEventWriter: Sendable {
         }
     }
 
-    /// Inserts one batch's rows: plainly while duplicates are not expected, skipping stored rows
-    /// once the dedup constraint has refused a batch, until a batch comes back whole.
-    private func insert(_ binds: [PostgresValue], rowCount: Int) async throws(PostgresError) -> PostgresRows {
+    /// Stores one batch's rows: copied as they are while duplicates are not expected, inserted
+    /// skipping stored rows once the dedup constraint has refused a batch, until a batch comes
+    /// back whole. Returns each delivery's outcome, in batch order.
+    private func store(_ batch: [Pending]) async throws(PostgresError) -> [InboundWriteOutcome] {
         if !expectDuplicates.load(ordering: .relaxed) {
-            do {
-                return try await pool.query(Self.insertSQL, binds)
+            do throws(PostgresError) {
+                let stored = try await pool.copy(Self.copySQL, Self.copyRows(batch))
+                guard stored == batch.count else {
+                    throw PostgresError(kind: .other, message: "COPY reported \(stored) rows stored of a batch of \(batch.count)")
+                }
+                return Array(repeating: .stored, count: batch.count)
             } catch where error.kind == .uniqueViolation && error.constraint == Self.dedupConstraint {
-                // The refused statement stored nothing; the retry below stores the new rows.
+                // The refused COPY stored nothing; the INSERT below stores the new rows.
                 refusedBatches.increment()
                 expectDuplicates.store(true, ordering: .relaxed)
             }
         }
-        let rows = try await pool.query(Self.insertSkippingDuplicatesSQL, binds)
-        if rows.rows.count == rowCount { expectDuplicates.store(false, ordering: .relaxed) }
-        return rows
+        let rows = try await pool.query(Self.insertSkippingDuplicatesSQL, Self.insertBinds(batch))
+        if rows.rows.count == batch.count { expectDuplicates.store(false, ordering: .relaxed) }
+        return try Self.outcomes(of: batch, returned: rows)
     }
 }
 
 extension InboundEventWriter {
     /// Each delivery's outcome, in batch order, from the INSERT's `RETURNING` rows: stored
-    /// (with its id) when its row came back, otherwise already stored.
+    /// when its row came back, otherwise already stored.
     ///
     /// Usually every delivery is new and the rows come back in the order `unnest` produced
     /// them; that is checked pair by pair and needs no hashing. Otherwise (duplicates, or any
@@ -246,14 +278,14 @@ extension InboundEventWriter {
             returned[index].identity.provider == batch[index].draft.provider.rawValue
                 && returned[index].identity.dedupKey == batch[index].draft.dedupKey
         }) {
-            return returned.map { .stored(id: $0.id) }
+            return returned.map { _ in .stored }
         }
         var inserted: [StoredIdentity: Int64] = [:]
         inserted.reserveCapacity(returned.count)
         for row in returned { inserted[row.identity] = row.id }
         return batch.indices.map { index in
             let identity = StoredIdentity(provider: batch[index].draft.provider.rawValue, dedupKey: batch[index].draft.dedupKey)
-            return inserted.removeValue(forKey: identity).map { .stored(id: $0) } ?? .duplicate
+            return inserted.removeValue(forKey: identity).map { _ in .stored } ?? .duplicate
         }
     }
 }
