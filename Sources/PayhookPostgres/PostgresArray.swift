@@ -57,7 +57,7 @@ public struct PostgresArray: Sendable, Hashable {
         self.element = element
         encoded.reserveCapacity(Self.headerSize + capacity)
         for field in [1, 0, Int32(bitPattern: element.oids.element), 0, 1] as [Int32] {
-            PostgresBinaryFormat.appendBigEndian(UInt64(UInt32(bitPattern: field)), bytes: 4, to: &encoded)
+            PostgresBinaryFormat.appendBigEndian(field, to: &encoded)
         }
     }
 

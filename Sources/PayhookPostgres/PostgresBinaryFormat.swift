@@ -10,7 +10,9 @@ enum PostgresBinaryFormat {
     static func appendText(_ text: String, jsonb: Bool, to buffer: inout [UInt8]) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
-            if utf8.contains(0) { return false }
+            // memchr: vectorized, where a byte loop cost about 1 ns a byte (headers JSON and
+            // dedup keys: hundreds of bytes per stored row).
+            if let base = utf8.baseAddress, memchr(base, 0, utf8.count) != nil { return false }
             appendLength(utf8.count + (jsonb ? 1 : 0), to: &buffer)
             if jsonb { buffer.append(1) }
             buffer.append(contentsOf: utf8)
@@ -27,13 +29,13 @@ enum PostgresBinaryFormat {
     /// Appends an `int8` value.
     static func appendInt8(_ number: Int64, to buffer: inout [UInt8]) {
         appendLength(8, to: &buffer)
-        appendBigEndian(UInt64(bitPattern: number), bytes: 8, to: &buffer)
+        appendBigEndian(number, to: &buffer)
     }
 
     /// Appends an `int4` value.
     static func appendInt4(_ number: Int32, to buffer: inout [UInt8]) {
         appendLength(4, to: &buffer)
-        appendBigEndian(UInt64(UInt32(bitPattern: number)), bytes: 4, to: &buffer)
+        appendBigEndian(number, to: &buffer)
     }
 
     /// Appends a `timestamptz` value: microseconds since 2000-01-01 00:00:00 UTC, rounded as
@@ -46,7 +48,7 @@ enum PostgresBinaryFormat {
         let unixMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
         guard let exact = Int64(exactly: unixMicros), exact > Int64.min + postgresEpochMicros else { return false }
         appendLength(8, to: &buffer)
-        appendBigEndian(UInt64(bitPattern: exact - postgresEpochMicros), bytes: 8, to: &buffer)
+        appendBigEndian(exact - postgresEpochMicros, to: &buffer)
         return true
     }
 
@@ -59,12 +61,13 @@ enum PostgresBinaryFormat {
     private static let postgresEpochMicros: Int64 = 946_684_800_000_000
 
     static func appendLength(_ length: Int, to buffer: inout [UInt8]) {
-        appendBigEndian(UInt64(UInt32(bitPattern: Int32(clamping: length))), bytes: 4, to: &buffer)
+        appendBigEndian(UInt32(bitPattern: Int32(clamping: length)), to: &buffer)
     }
 
-    static func appendBigEndian(_ value: UInt64, bytes: Int, to buffer: inout [UInt8]) {
-        for index in stride(from: bytes - 1, through: 0, by: -1) {
-            buffer.append(UInt8(truncatingIfNeeded: value >> UInt64(index * 8)))
-        }
+    /// Appends `value`'s bytes, most significant first. One copy of the whole integer: a
+    /// byte-by-byte append checked capacity and uniqueness per byte, which showed in the
+    /// ingest profile (four lengths and more per stored row).
+    static func appendBigEndian<Value: FixedWidthInteger>(_ value: Value, to buffer: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
     }
 }

@@ -46,7 +46,7 @@ public struct PostgresCopyRows: Sendable {
     /// - Throws: `.other` if the previous row has fewer values than `columnCount`.
     public mutating func startRow() throws(PostgresError) {
         try requireCompleteRow()
-        PostgresBinaryFormat.appendBigEndian(UInt64(columnCount), bytes: 2, to: &encoded)
+        PostgresBinaryFormat.appendBigEndian(Int16(columnCount), to: &encoded)
         rowCount += 1
         valuesInRow = 0
     }

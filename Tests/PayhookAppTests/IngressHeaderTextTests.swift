@@ -49,6 +49,11 @@ struct IngressHeaderTextTests {
         #expect(WebhookIngress.headersJSON(["content-type": "text/plain", "a": "b"], contentType: "application/json")
                 == #"{"a":"b","content-type":"application/json"}"#)
         #expect(WebhookIngress.headersJSON(["content-type": "text/plain"], contentType: nil) == #"{"content-type":"text/plain"}"#)
+        // The content type lands in its sorted place: last here, after names that sort before it.
+        #expect(WebhookIngress.headersJSON(["b": "2", "a": "1"], contentType: "application/json")
+                == #"{"a":"1","b":"2","content-type":"application/json"}"#)
+        #expect(WebhookIngress.headersJSON(["a": "1", "d": "4"], contentType: "application/json")
+                == #"{"a":"1","content-type":"application/json","d":"4"}"#)
         #expect(WebhookIngress.headersJSON(["x-q": "a\"b\\c\u{1}", "é": "ü"], contentType: nil)
                 == #"{"x-q":"a\"b\\c\u0001","é":"ü"}"#)
     }
