@@ -151,6 +151,11 @@ final class LibpqConnection: @unchecked Sendable {
     /// it. Returns the COPY's result (its command tag counts the rows) or its error. On queue.
     func copy(_ sql: String, _ data: [UInt8], trailer: [UInt8]) -> Result<PostgresRows, PostgresError> {
         guard let pointer else { return .failure(Self.closedError) }
+        // Refused before it runs: any other statement would execute (and commit) first.
+        let statement = sql.drop(while: { $0.isWhitespace })
+        guard statement.prefix(4).uppercased() == "COPY", statement.dropFirst(4).first?.isWhitespace == true else {
+            return .failure(PostgresError(kind: .other, message: "copy(_:_:) needs a COPY … FROM STDIN statement"))
+        }
         guard let started = PQexec(pointer, sql) else { return .failure(Libpq.connectionError(pointer)) }
         guard PQresultStatus(started) == PGRES_COPY_IN else {
             // The statement failed, or was not a COPY FROM STDIN: `consume` reports the error,
@@ -175,11 +180,19 @@ final class LibpqConnection: @unchecked Sendable {
             }
         }
         guard send(data), send(trailer), PQputCopyEnd(pointer, nil) == 1 else {
+            // The session may still be inside the COPY: never hand it out again.
+            poisoned = true
             return .failure(Libpq.connectionError(pointer))
         }
         // The COPY's own result, then NULL; anything between is drained so the session is idle.
         var outcome: Result<PostgresRows, PostgresError>?
         while let result = PQgetResult(pointer) {
+            let status = PQresultStatus(result)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+                // A second COPY in the same string: libpq would return its result forever rather
+                // than NULL. `consume` reports it and marks the session poisoned.
+                return consume(result, pointer)
+            }
             if outcome == nil { outcome = consume(result, pointer) } else { PQclear(result) }
         }
         return outcome ?? .failure(Libpq.connectionError(pointer))
@@ -215,7 +228,7 @@ final class LibpqConnection: @unchecked Sendable {
             return .success(Libpq.rows(from: result))
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
             poisoned = true
-            return .failure(PostgresError(kind: .other, message: "COPY is not supported by this client; the connection is discarded"))
+            return .failure(PostgresError(kind: .other, message: "unexpected COPY (only copy(_:_:) runs one, FROM STDIN); the connection is discarded"))
         default:
             return .failure(Libpq.error(from: result, pointer))
         }

@@ -40,7 +40,7 @@ enum PostgresBinaryFormat {
 
     /// Appends a `timestamptz` value: microseconds since 2000-01-01 00:00:00 UTC, rounded as
     /// PostgreSQL stores it. Returns false, appending nothing, when the date is not finite or
-    /// out of range.
+    /// beyond 64-bit microseconds (the server enforces its own, narrower range).
     static func appendTimestamp(_ date: Date, to buffer: inout [UInt8]) -> Bool {
         // Rounded in Unix microseconds first, exactly as the `.timestamptz` text bind does
         // (`PostgresTimestamp.format`), then shifted by an integer: subtracting the epoch in

@@ -60,7 +60,9 @@ public final class PostgresConnection: Sendable {
     /// Row and statement triggers fire as for an INSERT.
     /// - Returns: the number of rows stored.
     /// - Throws: `.other` for an incomplete last row or a statement that is not a COPY FROM
-    ///   STDIN, otherwise the server's `PostgresError` (e.g. `.uniqueViolation` with its constraint).
+    ///   STDIN (one that does not start with COPY is refused before it runs; a COPY TO STDOUT
+    ///   runs, and its session is discarded), otherwise the server's `PostgresError` (e.g.
+    ///   `.uniqueViolation` with its constraint).
     @discardableResult
     public func copy(_ sql: String, _ rows: PostgresCopyRows) async throws(PostgresError) -> Int {
         let data = try rows.streamWithoutTrailer()

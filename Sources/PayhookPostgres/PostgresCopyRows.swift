@@ -10,15 +10,16 @@ import Foundation
 /// of the same rows.
 ///
 /// Binary COPY carries no type information: each value must be appended in the binary format
-/// of its column's type (`appendText` for `text`, `appendJSONB` for `jsonb`, and so on), or the
-/// server refuses the COPY ("incorrect binary data format").
+/// of its column's type (`appendText` for `text`, `appendJSONB` for `jsonb`, and so on). A
+/// mismatch is refused only where the server can tell ("incorrect binary data format" for a
+/// wrong length); text bytes into a `bytea` column, for one, are stored as they are.
 ///
 /// ```swift
 /// var rows = PostgresCopyRows(columns: 2)
 /// for event in events {
 ///     try rows.startRow()
 ///     try rows.appendText(event.key)      // key text
-///     rows.appendBytes(event.body)        // body bytea
+///     try rows.appendBytes(event.body)    // body bytea
 /// }
 /// let stored = try await pool.copy("COPY events (key, body) FROM STDIN (FORMAT binary)", rows)
 /// ```
@@ -73,7 +74,8 @@ public struct PostgresCopyRows: Sendable {
     }
 
     /// Appends a `timestamptz` value, rounded to the microsecond as PostgreSQL stores it.
-    /// - Throws: `.other` when the date is not finite or out of range, or the row is already full.
+    /// - Throws: `.other` when the date is not finite or beyond 64-bit microseconds, or the row is
+    ///   already full (PostgreSQL's narrower timestamp range is the server's to enforce).
     public mutating func appendTimestamp(_ date: Date) throws(PostgresError) {
         try requireRoom()
         guard PostgresBinaryFormat.appendTimestamp(date, to: &encoded) else {
@@ -97,7 +99,7 @@ public struct PostgresCopyRows: Sendable {
         return encoded
     }
 
-    /// What ends every stream: a row of -1 values, that is, no more rows.
+    /// What ends every stream: a field count of -1, that is, no more rows.
     static let trailer: [UInt8] = [0xFF, 0xFF]
 
     private func requireRoom() throws(PostgresError) {

@@ -102,26 +102,25 @@ public final class PostgresPool: Sendable {
     /// - Throws: the checkout error or the statement's `PostgresError`.
     @discardableResult
     public func query(_ sql: String, _ binds: [PostgresValue] = []) async throws(PostgresError) -> PostgresRows {
-        let connection = try await checkout()
-        do {
-            let rows = try await connection.query(sql, binds)
-            checkin(connection)
-            return rows
-        } catch {
-            checkin(connection)
-            throw error
-        }
+        try await onPooledConnection { connection throws(PostgresError) in try await connection.query(sql, binds) }
     }
 
     /// Runs one binary COPY on a pooled connection; see `PostgresConnection.copy(_:_:)`.
     /// - Throws: the checkout error or the COPY's `PostgresError`.
     @discardableResult
     public func copy(_ sql: String, _ rows: PostgresCopyRows) async throws(PostgresError) -> Int {
+        try await onPooledConnection { connection throws(PostgresError) in try await connection.copy(sql, rows) }
+    }
+
+    /// `withConnection` for one call that throws only `PostgresError`, so callers keep the typed error.
+    private func onPooledConnection<T: Sendable>(
+        _ body: (PostgresConnection) async throws(PostgresError) -> T
+    ) async throws(PostgresError) -> T {
         let connection = try await checkout()
         do {
-            let stored = try await connection.copy(sql, rows)
+            let value = try await body(connection)
             checkin(connection)
-            return stored
+            return value
         } catch {
             checkin(connection)
             throw error

@@ -113,6 +113,24 @@ struct PostgresCopyTests {
         }
     }
 
+    @Test("a COPY TO STDOUT or two COPYs in one string end in an error, never a hang, and the pool replaces that session")
+    func otherCopies() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let pool = PostgresPool(conninfo: conninfo, maxConnections: 1)
+            try await pool.query(Self.table)
+            func backend() async throws -> Int { try await pool.query("SELECT pg_backend_pid() AS pid").rows[0].decode("pid") }
+            var rows = PostgresCopyRows(columns: 4)
+            try Self.appendRow(&rows, "x", "{}", Date(), [1])
+            let first = try await backend()
+            await #expect(throws: PostgresError.self) { try await pool.copy("COPY copied (label) TO STDOUT", rows) }
+            let second = try await backend()
+            #expect(second != first)
+            await #expect(throws: PostgresError.self) { try await pool.copy(Self.copySQL + "; " + Self.copySQL, rows) }
+            #expect(try await backend() != second)
+            await pool.close()
+        }
+    }
+
     @Test("inside a transaction the COPY's rows go with the transaction: rolled back, nothing is stored")
     func insideTransaction() async throws {
         try await TestDatabase.withSchema { conninfo in
