@@ -89,18 +89,6 @@ struct InboundEventWriterTests {
         await pool.close()
     }
 
-    @Test("the dedup columns compare bytes (collation C) whatever the database's default collation")
-    func dedupCollation() async throws {
-        let database = try await TestDatabase.migrated("writercollation")
-        let pool = PostgresPool(conninfo: database.url, maxConnections: 1)
-        let rows = try await pool.query("""
-            SELECT a.attname, c.collname FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
-            WHERE a.attrelid = 'inbound_events'::regclass AND a.attname IN ('provider', 'dedup_key') ORDER BY a.attname
-            """)
-        #expect(try rows.map { "\(try $0.decode("attname") as String)=\(try $0.decode("collname") as String)" } == ["dedup_key=C", "provider=C"])
-        await pool.close()
-    }
-
     static func name(_ outcome: InboundWriteOutcome?) -> String {
         switch outcome {
         case .stored?: "stored"
