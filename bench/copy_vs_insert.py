@@ -2,7 +2,8 @@
 
 Run by bench/copy-vs-insert, which starts the cluster and installs psycopg. Each form stores the
 same kind of rows (Adyen-like bodies of about 750 bytes, three kept headers) in batches of BATCH
-rows, one batch per commit, as payhook's group-commit writer does; forms alternate, PAIRS times.
+rows, one batch per commit, as payhook's group-commit writer does; forms alternate, PAIRS times,
+in an order that rotates from round to round.
 The figure is the backend's own CPU time (utime + stime from /proc) per row, so the client's cost
 (Python here) does not count.
 """
@@ -85,10 +86,13 @@ FORMS = [
 ]
 print(f"{BATCH} rows per batch, {BATCHES} batches per measurement; server CPU per row (backend utime + stime)")
 for pair in range(1, PAIRS + 1):
-    figures = []
-    for name, store in FORMS:
+    # The table grows as the forms run, so the order rotates from round to round: no form is
+    # always the one that meets the biggest index.
+    order = FORMS[pair % len(FORMS):] + FORMS[:pair % len(FORMS)]
+    figures = {}
+    for name, store in order:
         batches = [rows(BATCH) for _ in range(BATCHES)]
         before = backend_cpu_seconds()
         store(batches)
-        figures.append(f"{name} {1e6 * (backend_cpu_seconds() - before) / (BATCH * BATCHES):.1f} us")
-    print(f"round {pair}: " + ", ".join(figures), flush=True)
+        figures[name] = f"{name} {1e6 * (backend_cpu_seconds() - before) / (BATCH * BATCHES):.1f} us"
+    print(f"round {pair} (first: {order[0][0]}): " + ", ".join(figures[name] for name, _ in FORMS), flush=True)
