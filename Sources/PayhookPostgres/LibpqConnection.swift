@@ -154,7 +154,7 @@ final class LibpqConnection: @unchecked Sendable {
         // Refused before it runs: any other statement would execute (and commit) first.
         let statement = sql.drop(while: { $0.isWhitespace })
         guard statement.prefix(4).uppercased() == "COPY", statement.dropFirst(4).first?.isWhitespace == true else {
-            return .failure(PostgresError(kind: .other, message: "copy(_:_:) needs a COPY … FROM STDIN statement"))
+            return .failure(Self.notCopyFromStdin)
         }
         guard let started = PQexec(pointer, sql) else { return .failure(Libpq.connectionError(pointer)) }
         guard PQresultStatus(started) == PGRES_COPY_IN else {
@@ -162,7 +162,7 @@ final class LibpqConnection: @unchecked Sendable {
             // and discards the session if the server started another kind of COPY.
             let outcome = consume(started, pointer)
             guard case .success = outcome else { return outcome }
-            return .failure(PostgresError(kind: .other, message: "copy(_:_:) needs a COPY … FROM STDIN statement"))
+            return .failure(Self.notCopyFromStdin)
         }
         PQclear(started)
         // In blocking mode each call returns once libpq has buffered or sent the bytes; chunks
@@ -235,6 +235,7 @@ final class LibpqConnection: @unchecked Sendable {
     }
 
     static let closedError = PostgresError(kind: .connectionLost, message: "connection is closed")
+    static let notCopyFromStdin = PostgresError(kind: .other, message: "copy(_:_:) needs a COPY … FROM STDIN statement")
 }
 
 /// A `PGconn` that has not found its owner yet; `take()` transfers it.

@@ -126,7 +126,7 @@ final class InboundEventWriter: Sendable {
              AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
                   body_start, body_length)
         ON CONFLICT (provider, dedup_key) DO NOTHING
-        RETURNING id, provider, dedup_key
+        RETURNING provider, dedup_key
         """
 
     /// The columns both statements fill, in the order `copyRows(_:)` and `insertBinds(_:)` give them.
@@ -265,34 +265,21 @@ final class InboundEventWriter: Sendable {
 
 extension InboundEventWriter {
     /// Each delivery's outcome, in batch order, from the INSERT's `RETURNING` rows: stored
-    /// when its row came back, otherwise already stored.
-    ///
-    /// Usually every delivery is new and the rows come back in the order `unnest` produced
-    /// them; that is checked pair by pair and needs no hashing. Otherwise (duplicates, or any
-    /// other order) rows are matched by provider and dedup key.
+    /// when its row came back, otherwise already stored. Rows are matched by provider and dedup
+    /// key; within a batch, the first of two equal deliveries is the one stored.
     static func outcomes(of batch: [Pending], returned rows: PostgresRows) throws(PostgresError) -> [InboundWriteOutcome] {
-        var returned: [(id: Int64, identity: StoredIdentity)] = []
-        returned.reserveCapacity(rows.rows.count)
+        var inserted = Set<StoredIdentity>(minimumCapacity: rows.rows.count)
         for row in rows {
-            returned.append((try row.decode("id"), StoredIdentity(provider: try row.decode("provider"), dedupKey: try row.decode("dedup_key"))))
+            inserted.insert(StoredIdentity(provider: try row.decode("provider"), dedupKey: try row.decode("dedup_key")))
         }
-        if returned.count == batch.count, batch.indices.allSatisfy({ index in
-            returned[index].identity.provider == batch[index].draft.provider.rawValue
-                && returned[index].identity.dedupKey == batch[index].draft.dedupKey
-        }) {
-            return returned.map { _ in .stored }
-        }
-        var inserted: [StoredIdentity: Int64] = [:]
-        inserted.reserveCapacity(returned.count)
-        for row in returned { inserted[row.identity] = row.id }
         return batch.indices.map { index in
             let identity = StoredIdentity(provider: batch[index].draft.provider.rawValue, dedupKey: batch[index].draft.dedupKey)
-            return inserted.removeValue(forKey: identity).map { _ in .stored } ?? .duplicate
+            return inserted.remove(identity) != nil ? .stored : .duplicate
         }
     }
 }
 
-/// What `UNIQUE (provider, dedup_key)` compares, as a dictionary key without concatenating.
+/// What `UNIQUE (provider, dedup_key)` compares, as a set element without concatenating.
 private struct StoredIdentity: Hashable {
     let provider: String
     let dedupKey: String
