@@ -12,7 +12,7 @@ import Synchronization
 ///   charge) with that `merchantTransactionId`, as a JSON array, `[]` when none. UNCONFIRMED:
 ///   PXP tells merchants to look a transaction up by `merchantTransactionId` before retrying,
 ///   but its public reference shows no such call; this shape is payhook's assumption, shared
-///   with ``PXPAPIClient/findCharge(idempotencyKey:)``.
+///   with ``PXPAPIClient/lookUpCharge(idempotencyKey:providerPaymentID:)``.
 /// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required). The
 ///   first request with an id executes: a transaction whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `Captured` for intent `Purchase`, else `Authorised`;

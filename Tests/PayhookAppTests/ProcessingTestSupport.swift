@@ -63,7 +63,9 @@ final class FakeProviderClient: PaymentProviderClient, Sendable {
         throw ProviderAPIError(.unsupported, "the fake provider client does not charge")
     }
 
-    func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
+    func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
+        .unsupported
+    }
 }
 
 /// The final state of one payment, as compared across permutations.

@@ -324,7 +324,7 @@ struct ChargeClientTests {
         }
     }
 
-    @Test("PXP: findCharge finds a charge whose answer was lost to a timeout, without charging again")
+    @Test("PXP: lookUpCharge finds a charge whose answer was lost to a timeout, without charging again")
     func pxpFindAfterTimeout() async throws {
         try await withChargeHarness(.pxp) { harness async throws in
             harness.script([.declined(code: "CRD105")])
@@ -332,7 +332,7 @@ struct ChargeClientTests {
             let error = await providerError { try await harness.charge(key: "sub-77-cycle-5", timeout: shortDeadline) }
             #expect(error?.kind == .timeout)
 
-            let found = try #require(try await harness.emulator.pxpClient().findCharge(idempotencyKey: "sub-77-cycle-5"))
+            let found = try #require(try await harness.emulator.pxpClient().lookUpCharge(idempotencyKey: "sub-77-cycle-5", providerPaymentID: nil).result)
             #expect(found.outcome == .declinedSoft)
             #expect(found.declineCode == "CRD105")
             #expect(found.providerStatus == "Refused")
@@ -342,15 +342,15 @@ struct ChargeClientTests {
         }
     }
 
-    @Test("PXP: findCharge of an unused key is nil, and an escaped key round-trips")
+    @Test("PXP: lookUpCharge of an unused key is notFound, and an escaped key round-trips")
     func pxpFindMissing() async throws {
         try await withChargeHarness(.pxp) { harness async throws in
             let client = harness.emulator.pxpClient()
-            #expect(try await client.findCharge(idempotencyKey: "never-used") == nil)
+            #expect(try await client.lookUpCharge(idempotencyKey: "never-used", providerPaymentID: nil) == .notFound)
             let key = "sub/77?cycle=6&x"
             let charged = try await harness.charge(key: key)
-            #expect(try await client.findCharge(idempotencyKey: key) == charged)
-            #expect(try await client.findCharge(idempotencyKey: "sub") == nil)
+            #expect(try await client.lookUpCharge(idempotencyKey: key, providerPaymentID: nil) == .found(charged))
+            #expect(try await client.lookUpCharge(idempotencyKey: "sub", providerPaymentID: nil) == .notFound)
         }
     }
 
@@ -375,22 +375,22 @@ struct ChargeClientTests {
             emulator.seedDemoResources()
             let client = emulator.pxpClient()
             emulator.pxp.fail(next: 1, with: .status(503), on: .findTransactions)
-            #expect(await providerError { try await client.findCharge(idempotencyKey: "sub-77-cycle-3") }?.kind == .unavailable)
-            let found = try #require(try await client.findCharge(idempotencyKey: "sub-77-cycle-3"))
+            #expect(await providerError { try await client.lookUpCharge(idempotencyKey: "sub-77-cycle-3", providerPaymentID: nil) }?.kind == .unavailable)
+            let found = try #require(try await client.lookUpCharge(idempotencyKey: "sub-77-cycle-3", providerPaymentID: nil).result)
             #expect(found.outcome == .succeeded)
             #expect(found.providerPaymentID == ProviderEmulator.Demo.pxpTransactionID)
         }
     }
 
-    @Test("Mercado Pago and Adyen have no lookup: findCharge is nil and sends nothing")
+    @Test("Adyen, and Mercado Pago without an order id, have no lookup: unsupported, and nothing is sent")
     func noLookup() async throws {
         try await withEmulator { emulator async throws in
             _ = try await emulator.mercadoPagoClient().charge(
                 storedCredential: StoredCredential(token: "PP1", customerID: "c"),
                 amount: try Money(minorUnits: 100, currency: "BRL"), reference: "r", idempotencyKey: "k")
             emulator.clearRequestLog()
-            #expect(try await emulator.mercadoPagoClient().findCharge(idempotencyKey: "k") == nil)
-            #expect(try await emulator.adyenClient().findCharge(idempotencyKey: "k") == nil)
+            #expect(try await emulator.mercadoPagoClient().lookUpCharge(idempotencyKey: "k", providerPaymentID: nil) == .unsupported)
+            #expect(try await emulator.adyenClient().lookUpCharge(idempotencyKey: "k", providerPaymentID: nil) == .unsupported)
             #expect(emulator.requests.isEmpty)
         }
     }
@@ -448,5 +448,13 @@ struct ExecutedChargeLedgerTests {
             #expect(rows == [[provider.rawValue, "bench-1-a1", "declined:\(harness.softCode)"],
                              [provider.rawValue, "bench-1-a2", "approved"]])
         }
+    }
+}
+
+extension ChargeLookup {
+    /// The found charge, for `#require`.
+    var result: ChargeResult? {
+        if case .found(let result) = self { return result }
+        return nil
     }
 }

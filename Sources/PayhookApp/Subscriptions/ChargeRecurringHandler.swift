@@ -15,7 +15,7 @@ import PayhookQueue
 ///   job, or one whose worker crashed after the provider answered, finishes without a call.
 /// - An unknown outcome (`timeout`, `unavailable`, an answer that does not decode) marks the
 ///   charge `unknown` and retries the job with the queue's backoff under the SAME key, looking
-///   the charge up first (`findCharge`) where the provider can. `unauthorized` is retried the
+///   the charge up first (`lookUpCharge`) where the provider can. `unauthorized` is retried the
 ///   same way, so a broken credential ends in a dead letter, never in a guess.
 /// - A new key is made only after a definite soft decline: the next dunning attempt
 ///   (`attempt + 1`, `StoredCredential.Reason.resubmission`), due after
@@ -199,7 +199,10 @@ struct ChargeRecurringHandler: JobHandler {
         let result: ChargeResult
         do {
             var found: ChargeResult?
-            if sentBefore { found = try await client.findCharge(idempotencyKey: key) }
+            if sentBefore, case .found(let earlier) = try await client.lookUpCharge(
+                idempotencyKey: key, providerPaymentID: charge.providerPaymentID) {
+                found = earlier
+            }
             if let found {
                 result = found
             } else {
@@ -265,7 +268,8 @@ struct ChargeRecurringHandler: JobHandler {
             return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID, providerStatus: "webhook:\(stored)")
         }
         do {
-            if let found = try await client.findCharge(idempotencyKey: loaded.charge.idempotencyKey), found.outcome != .pending {
+            if case .found(let found) = try await client.lookUpCharge(
+                idempotencyKey: loaded.charge.idempotencyKey, providerPaymentID: providerPaymentID), found.outcome != .pending {
                 return found
             }
             let snapshot = try await client.fetchPayment(id: providerPaymentID)

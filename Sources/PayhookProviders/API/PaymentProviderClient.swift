@@ -19,11 +19,11 @@ public protocol PaymentProviderClient: Sendable {
     func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot
 
     /// Charges a stored credential (merchant-initiated). Throws ProviderAPIError; .timeout/.unavailable
-    /// mean the outcome is UNKNOWN: the caller retries with the SAME idempotency key or calls findCharge.
+    /// mean the outcome is UNKNOWN: the caller looks the charge up (``lookUpCharge(idempotencyKey:providerPaymentID:)``) or retries with the SAME idempotency key.
     ///
     /// A decline is a result, not an error: ``ChargeResult/outcome`` says whether it is soft or
     /// hard. Errors are for charges that have no answer: `.timeout` and `.unavailable` (retry
-    /// with the same key, or ``findCharge(idempotencyKey:)``), `.unauthorized` (configuration),
+    /// with the same key, after ``lookUpCharge(idempotencyKey:providerPaymentID:)``), `.unauthorized` (configuration),
     /// `.invalidResponse` (the request was refused as malformed, by the provider with a 4xx or
     /// by the client before sending, e.g. an idempotency key over 64 characters; or the answer
     /// did not decode). Only `.timeout`/`.unavailable` are retryable.
@@ -37,10 +37,30 @@ public protocol PaymentProviderClient: Sendable {
     func charge(storedCredential: StoredCredential, amount: Money, reference: String,
                 idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult
 
-    /// The charge made earlier with this idempotency key, if the provider can look it up (PXP: by
-    /// merchantTransactionId); nil when not found. Providers whose replay with the same key is safe
-    /// and that have no lookup (Adyen, Mercado Pago) return nil without a network call — document why.
-    func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult?
+    /// What the provider knows of the charge made earlier with this idempotency key: asked
+    /// before any resend of a charge whose outcome is unknown or pending, so a key the provider
+    /// may have forgotten is never the only thing between the shopper and a second charge.
+    /// - Parameters:
+    ///   - idempotencyKey: the key the charge was sent with (PXP: its `merchantTransactionId`).
+    ///   - providerPaymentID: the provider's id of the charge when an earlier answer carried one
+    ///     (Mercado Pago: the order id `POST /v1/orders` returned), else nil.
+    /// - Returns: ``ChargeLookup/found(_:)`` with the charge's outcome; ``ChargeLookup/notFound``
+    ///   only for a well-formed answer that lists no such charge (it was never executed);
+    ///   ``ChargeLookup/unsupported``, without a network call, where the provider cannot be asked.
+    /// - Throws: `ProviderAPIError` for any other answer (a 404 of the route itself, a 5xx, a
+    ///   timeout, an answer that does not decode): the outcome stays unknown and nothing may be
+    ///   re-sent on it.
+    func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup
+}
+
+/// What a provider says of a charge made earlier (``PaymentProviderClient/lookUpCharge(idempotencyKey:providerPaymentID:)``).
+public enum ChargeLookup: Sendable, Hashable {
+    /// The provider has the charge; this is its outcome (possibly still pending).
+    case found(ChargeResult)
+    /// A well-formed answer listing no charge with this key: it was never executed.
+    case notFound
+    /// The provider cannot be asked (no lookup by this key); nothing was sent.
+    case unsupported
 }
 
 /// Why a provider call failed. Descriptions never include credentials or response bodies.

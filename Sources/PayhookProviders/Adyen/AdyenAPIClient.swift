@@ -88,13 +88,15 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         }
     }
 
-    /// Always `nil`, without a network call. Checkout cannot look a payment up by
-    /// `Idempotency-Key` (or by `pspReference`), and it does not need to: Adyen keeps a key's
-    /// answer for at least 7 days and replays it to a request with the same key, without
-    /// charging again. A caller with an unknown outcome therefore retries
-    /// ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key; the
-    /// `AUTHORISATION` webhook confirms the result either way.
-    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
+    /// Always ``ChargeLookup/unsupported``, without a network call. Checkout cannot look a
+    /// payment up by `Idempotency-Key` (or by `pspReference`). Adyen keeps a key's answer for a
+    /// limited time (`PAYHOOK_ADYEN_IDEMPOTENCY_WINDOW`) and replays it to a request with the same
+    /// key without charging again, so within that window a caller with an unknown outcome
+    /// retries ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key;
+    /// after it, only the `AUTHORISATION` webhook (or an operator) can settle the charge.
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
+        .unsupported
+    }
 
     /// The charge body; a function of its inputs only, so a retry sends the same bytes.
     static func chargeBody(

@@ -102,13 +102,14 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         }
     }
 
-    /// Always `nil`, without a network call. Mercado Pago cannot look an order up by
-    /// `X-Idempotency-Key`, and it does not need to: `POST /v1/orders` again with the same key
-    /// and body returns the order the first request created without charging again, so a
-    /// caller with an unknown outcome retries ``charge(storedCredential:amount:reference:idempotencyKey:)``
-    /// with the same key. (How long Mercado Pago keeps keys is UNCONFIRMED; retry within hours,
-    /// not days.)
-    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? { nil }
+    /// ``ChargeLookup/unsupported``, without a network call. Mercado Pago cannot look an order
+    /// up by `X-Idempotency-Key`: within its idempotency window (`PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`)
+    /// `POST /v1/orders` again with the same key and body returns the order the first request
+    /// created without charging again, so a caller with an unknown outcome retries
+    /// ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key.
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
+        .unsupported
+    }
 
     /// The charge body, built from exact values; a function of its inputs only, so a retry
     /// sends the same bytes and Mercado Pago recognizes it as the same request.

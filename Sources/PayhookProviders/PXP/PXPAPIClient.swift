@@ -97,8 +97,8 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// are all in ``chargeBody(merchant:site:merchantTransactionID:date:credential:amount:)``.
     ///
     /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
-    /// is UNCONFIRMED, so after `.timeout`/`.unavailable` call ``findCharge(idempotencyKey:)``
-    /// first and charge again (same key) only when it returns `nil`.
+    /// is UNCONFIRMED, so after `.timeout`/`.unavailable` call ``lookUpCharge(idempotencyKey:providerPaymentID:)``
+    /// first and charge again (same key) only when it returns ``ChargeLookup/notFound``.
     /// - Parameter reference: not sent; PXP identifies the charge by `merchantTransactionId`.
     /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
     ///   printable ASCII characters, an empty token or an amount that is not positive, and
@@ -131,10 +131,10 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// transaction object. Only transactions whose `merchantTransactionId` equals the key
     /// count; if several do, an approved one wins (so a charge is never repeated), else the
     /// first. The signature covers the path without the query, as ``PXPRequestSigner`` states.
-    /// - Returns: `nil` for no match or a 404.
+    /// - Returns: ``ChargeLookup/notFound`` for no match or a 404.
     /// - Throws: `ProviderAPIError`: `.invalidResponse` for an invalid key or an undecodable
     ///   answer, `.unauthorized`, `.timeout`, `.unavailable`.
-    public func findCharge(idempotencyKey: String) async throws(ProviderAPIError) -> ChargeResult? {
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
         let operation = "pxp GET /transactions?merchantTransactionId"
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
         let answer: [UInt8]
@@ -143,7 +143,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
                 method: "GET", path: "/transactions", query: "merchantTransactionId=" + ProviderAPIRequest.pathSegment(idempotencyKey),
                 body: [], operation: operation)
         } catch where error.kind == .notFound {
-            return nil
+            return .notFound
         }
         do {
             // An array is a valid answer here, which PayloadNode.parse (objects only) refuses.
@@ -161,7 +161,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
                 try node["merchantTransactionId"].string() == idempotencyKey
             }
             let results = try candidates.map { node throws(PayloadError) in try chargeClassification.result(node) }
-            return results.first { $0.outcome == .succeeded } ?? results.first
+            return (results.first { $0.outcome == .succeeded } ?? results.first).map(ChargeLookup.found) ?? .notFound
         } catch {
             throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
         }

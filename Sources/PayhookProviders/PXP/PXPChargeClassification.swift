@@ -24,7 +24,7 @@ import PayhookCore
 /// `Error` is soft: a technical failure says nothing against the card (the same judgement as
 /// Adyen's `Error` without a code). `Cancelled` is hard: the transaction was voided and
 /// nothing says it may pass later. A state payhook does not know means the transaction exists
-/// in an unclear state: pending makes the caller reconcile by ``PXPAPIClient/findCharge(idempotencyKey:)``.
+/// in an unclear state: pending makes the caller reconcile by ``PXPAPIClient/lookUpCharge(idempotencyKey:providerPaymentID:)``.
 public struct PXPChargeClassification: Sendable, Hashable {
     /// Refusal codes worth a later `MerchantInitiatedResubmission`.
     public var softDeclineCodes: Set<String>
