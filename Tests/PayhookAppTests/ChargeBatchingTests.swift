@@ -16,7 +16,7 @@ struct ChargeBatchingTests {
         for provider in ProviderID.allCases {
             let token = try await harness.seedToken(provider)
             let id = try await harness.subscribe(token: token, currency: "BRL")
-            due[provider] = (id, Charge.idempotencyKey(subscriptionID: id, cycle: 1, attempt: 1))
+            due[provider] = (id, try await harness.key(id, cycle: 1))
         }
         #expect(try await harness.scheduler().tick(now: harness.clock.now) == 3)
         return due
@@ -31,7 +31,7 @@ struct ChargeBatchingTests {
         try await harness.pool.query("UPDATE subscriptions SET status = 'paused' WHERE id = $1", [.int(pxp.subscription)])
 
         let keys = [adyen.key, pxp.key, "sub-0-c1-a1", mercadoPago.key]
-        let first = await ChargeRecurringHandler.beginFirstAttempts(keys, pool: harness.pool)
+        let first = await ChargeRecurringHandler.beginFirstAttempts(keys, at: harness.clock.now, pool: harness.pool)
         #expect(first.map { $0?.charge.idempotencyKey } == [adyen.key, nil, nil, mercadoPago.key])
         #expect(first[0]?.provider == "adyen" && first[0]?.tokenStatus == "active" && first[0]?.charge.attemptedAt != nil)
         #expect(first[3]?.provider == "mercadopago" && first[3]?.charge.calls == 1)
@@ -43,7 +43,7 @@ struct ChargeBatchingTests {
         #expect(marked == [adyen.key, mercadoPago.key].sorted())
 
         // A second run of the same keys is no first attempt any more: the one-by-one path decides.
-        let again = await ChargeRecurringHandler.beginFirstAttempts(keys, pool: harness.pool)
+        let again = await ChargeRecurringHandler.beginFirstAttempts(keys, at: harness.clock.now, pool: harness.pool)
         #expect(again.allSatisfy { $0 == nil })
         #expect(try await harness.int("SELECT sum(calls) AS n FROM charges") == 2)
     }
@@ -53,7 +53,7 @@ struct ChargeBatchingTests {
         let harness = try await SubscriptionHarness.make("batch_settle", emulator: false)
         defer { harness.stop() }
         let due = try await scheduleOnePerProvider(harness)
-        let loaded = await ChargeRecurringHandler.beginFirstAttempts(ProviderID.allCases.map { due[$0]!.key }, pool: harness.pool)
+        let loaded = await ChargeRecurringHandler.beginFirstAttempts(ProviderID.allCases.map { due[$0]!.key }, at: harness.clock.now, pool: harness.pool)
         let successes = try loaded.map { item in
             let loaded = try #require(item)
             let asOrder = loaded.provider == "mercadopago"
@@ -104,8 +104,8 @@ struct ChargeBatchingTests {
             INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider, scheduled_at)
             VALUES ($1, 1, 2, $2, 1999, 'BRL', 'resubmission', 'adyen', now()),
                    ($3, 2, 1, $4, 1999, 'BRL', 'recurring', 'pxp', now())
-            """, [.int(adyen.subscription), .text(Charge.idempotencyKey(subscriptionID: adyen.subscription, cycle: 1, attempt: 2)),
-                  .int(pxp.subscription), .text(Charge.idempotencyKey(subscriptionID: pxp.subscription, cycle: 2, attempt: 1))])
+            """, [.int(adyen.subscription), .text(try await harness.key(adyen.subscription, cycle: 1, attempt: 2)),
+                  .int(pxp.subscription), .text(try await harness.key(pxp.subscription, cycle: 2, attempt: 1))])
         let ids = try await harness.pool.query("SELECT id, provider FROM charges WHERE status = 'pending' ORDER BY provider").rows
         let duplicateID: Int64 = try ids[0].decode("id"), freshID: Int64 = try ids[1].decode("id")
         let batch = [
@@ -121,7 +121,7 @@ struct ChargeBatchingTests {
         // Through the handler, the duplicate is settled alone after its batch failed.
         try await harness.queue.enqueue(
             kind: ChargeRecurringHandler.kind,
-            payload: ChargeJobPayload(idempotencyKey: Charge.idempotencyKey(subscriptionID: adyen.subscription, cycle: 1, attempt: 2),
+            payload: ChargeJobPayload(idempotencyKey: try await harness.key(adyen.subscription, cycle: 1, attempt: 2),
                                       provider: "adyen", subscriptionID: adyen.subscription).json)
         let outcomes = try await harness.runChargeJobs(handler)
         guard case .discard(let reason)? = outcomes.first else {

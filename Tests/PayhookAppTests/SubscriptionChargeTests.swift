@@ -20,6 +20,7 @@ struct SubscriptionChargeTests {
     func severalCycles(provider: ProviderID) async throws {
         let harness = try await SubscriptionHarness.make("sub_cycles_\(provider.rawValue)")
         defer { harness.stop() }
+        let ns = try await harness.namespace()
         let token = try await harness.seedToken(provider)
         let id = try await harness.subscribe(token: token, amount: 2500, currency: "BRL", every: 1, unit: .month)
         let scheduler = harness.scheduler()
@@ -31,7 +32,7 @@ struct SubscriptionChargeTests {
         }
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded", "2/1:succeeded", "3/1:succeeded"])
         let executed = harness.emulator.executedByKey(provider)
-        #expect(executed == Dictionary(uniqueKeysWithValues: (1...3).map { ("sub-\(id)-c\($0)-a1", 1) }))
+        #expect(executed == Dictionary(uniqueKeysWithValues: (1...3).map { ("\(ns)-sub-\(id)-c\($0)-a1", 1) }))
         let charges = try await harness.charges(id)
         #expect(charges.allSatisfy { $0.providerPaymentID != nil && $0.settledAt != nil && $0.calls == 1 })
         if provider == .mercadopago {
@@ -55,6 +56,7 @@ struct SubscriptionChargeTests {
     func softDeclineThenSuccess(provider: ProviderID) async throws {
         let harness = try await SubscriptionHarness.make("sub_soft_\(provider.rawValue)")
         defer { harness.stop() }
+        let ns = try await harness.namespace()
         harness.emulator.script(provider, [.declined(code: provider.softDeclineCode), .approved])
         let id = try await harness.subscribe(token: try await harness.seedToken(provider))
         try await harness.scheduler().tick(now: harness.clock.now)
@@ -72,7 +74,7 @@ struct SubscriptionChargeTests {
         harness.clock.advance(by: 60)
         try await harness.runChargeJobs(handler)
         #expect(try await harness.chargeSummary(id) == ["1/1:declined_soft", "1/2:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["sub-\(id)-c1-a1": 1, "sub-\(id)-c1-a2": 1])
+        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1, "\(ns)-sub-\(id)-c1-a2": 1])
         #expect(try await harness.subscription(id).status == .active)
         let first = try #require(try await harness.charges(id).first)
         #expect(first.declineCode?.hasPrefix(provider.softDeclineCode) == true)
@@ -129,13 +131,14 @@ struct SubscriptionChargeTests {
         // The client's deadline is generous for a loaded machine; the emulated stall is longer still.
         let harness = try await SubscriptionHarness.make("sub_timeout_\(provider.rawValue)", clientTimeout: .seconds(3))
         defer { harness.stop() }
+        let ns = try await harness.namespace()
         harness.emulator.failCharges(provider, with: .timeout(after: .seconds(8)))
         let id = try await harness.subscribe(token: try await harness.seedToken(provider))
         try await harness.scheduler().tick(now: harness.clock.now)
         let outcomes = try await harness.runChargeJobs(harness.handler())
         #expect(outcomes.first.map { if case .retry = $0 { true } else { false } } == true, "\(outcomes)")
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
         let charge = try #require(try await harness.charges(id).first)
         #expect(charge.calls >= 2)
         #expect(harness.metrics.counterValue("payhook_charges_total", [("provider", provider.rawValue), ("outcome", "unknown")]) >= 1)
@@ -147,12 +150,13 @@ struct SubscriptionChargeTests {
     func unavailableRetriesSameKey(provider: ProviderID) async throws {
         let harness = try await SubscriptionHarness.make("sub_503_\(provider.rawValue)")
         defer { harness.stop() }
+        let ns = try await harness.namespace()
         harness.emulator.failCharges(provider, next: 2, with: .status(503))
         let id = try await harness.subscribe(token: try await harness.seedToken(provider))
         try await harness.scheduler().tick(now: harness.clock.now)
         try await harness.runChargeJobs(harness.handler())
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
         #expect(try await harness.int("SELECT count(*) AS n FROM charges") == 1)
     }
 
@@ -161,6 +165,7 @@ struct SubscriptionChargeTests {
     func killedAfterProviderCall(provider: ProviderID) async throws {
         let harness = try await SubscriptionHarness.make("sub_kill_\(provider.rawValue)")
         defer { harness.stop() }
+        let ns = try await harness.namespace()
         let id = try await harness.subscribe(token: try await harness.seedToken(provider))
         try await harness.scheduler().tick(now: harness.clock.now)
 
@@ -178,7 +183,7 @@ struct SubscriptionChargeTests {
 
         try await harness.runChargeJobs(harness.handler())
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
         #expect(try await harness.text("SELECT state AS v FROM jobs WHERE id = $1", [.int(job.id)]) == "succeeded")
     }
 

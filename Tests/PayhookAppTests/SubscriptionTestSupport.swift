@@ -146,6 +146,16 @@ struct SubscriptionHarness: Sendable {
         try await operations.detail(id: id).subscription
     }
 
+    /// This database's idempotency-key namespace (migration 0011).
+    func namespace() async throws -> String {
+        try #require(try await text("SELECT key_namespace AS v FROM installation"))
+    }
+
+    /// The idempotency key the scheduler or dunning gives an attempt in this database.
+    func key(_ subscription: Int64, cycle: Int, attempt: Int = 1) async throws -> String {
+        Charge.idempotencyKey(namespace: try await namespace(), subscriptionID: subscription, cycle: cycle, attempt: attempt)
+    }
+
     /// `cycle/attempt:status` of every charge, oldest first.
     func chargeSummary(_ subscription: Int64) async throws -> [String] {
         try await charges(subscription).map { "\($0.cycle)/\($0.attempt):\($0.status)" }

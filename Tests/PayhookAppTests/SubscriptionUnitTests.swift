@@ -96,10 +96,10 @@ struct SubscriptionUnitTests {
         #expect(last.charges.map(\.cycle) == [3] && last.status == .completed)
     }
 
-    @Test("idempotency keys are deterministic and fit 64 characters for any ids the columns hold (bigint id, integer cycle and attempt)")
+    @Test("idempotency keys carry the installation namespace, are deterministic and fit 64 characters for any ids the columns hold (bigint id, integer cycle and attempt)")
     func keys() {
-        #expect(Charge.idempotencyKey(subscriptionID: 42, cycle: 3, attempt: 2) == "sub-42-c3-a2")
-        #expect(Charge.idempotencyKey(subscriptionID: .max, cycle: Int(Int32.max), attempt: Int(Int32.max)).count <= 64)
+        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: 42, cycle: 3, attempt: 2) == "ph0a1b2c3d-sub-42-c3-a2")
+        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: .max, cycle: Int(Int32.max), attempt: Int(Int32.max)).count <= 64)
     }
 
     @Test("the dunning schedule parses d/h/m/s lists and none; bad entries name the problem")

@@ -25,6 +25,9 @@ public enum PayhookCLI {
           subscriptions create|list|show|cancel|pause|resume
                                                 recurring charges on stored vault tokens (see
                                                 `payhook subscriptions help`)
+          charges resolve ID --as succeeded|failed --note TEXT
+                                                settle by hand a charge whose outcome is unknown
+                                                (see `payhook charges help`)
           version [--json]                      print the version
           help                                  print this text
 
@@ -74,6 +77,8 @@ public enum PayhookCLI {
             return await InboundCommand.run(rest, environment: environment)
         case "subscriptions":
             return await SubscriptionsCommand.run(rest, environment: environment)
+        case "charges":
+            return await ChargesCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }

@@ -177,6 +177,15 @@ struct EnvironmentReader {
         settings.maxPendingChecks = integer("PAYHOOK_CHARGE_PENDING_CHECKS", default: settings.maxPendingChecks, range: 1...10_000)
         settings.chargeMaxAttempts = integer("PAYHOOK_CHARGE_MAX_ATTEMPTS", default: settings.chargeMaxAttempts, range: 1...1000)
         settings.chargeConcurrency = integer("PAYHOOK_CHARGE_CONCURRENCY", default: settings.chargeConcurrency, range: 1...1024)
+        for provider in ProviderID.allCases {
+            let name = "PAYHOOK_\(provider.rawValue.uppercased())_IDEMPOTENCY_WINDOW"
+            guard let text = string(name) else { continue }
+            switch SubscriptionSettings.parseDuration(text) {
+            case .success(let window): settings.idempotencyWindows[provider] = window
+            case .failure(let failure): problem(name, "must be one duration such as 7d, 24h or 30m (\(failure.message))")
+            }
+        }
+        settings.maxCatchUp = integer("PAYHOOK_SCHEDULER_MAX_CATCH_UP", default: settings.maxCatchUp, range: 1...1000)
         return settings
     }
 

@@ -245,6 +245,7 @@ final class InboundEventProcessor: Sendable {
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
         if !processed.isEmpty {
             try await followUps.afterProcessing(touched, on: connection)
+            try await ChargeSettlementTrigger.afterProcessing(touched, on: connection)
             try await connection.query(ProcessingSQL.markProcessed, [.integerArray(processed)])
         }
         outcome.processed = processed.count

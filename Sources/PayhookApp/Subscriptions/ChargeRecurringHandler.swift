@@ -14,9 +14,16 @@ import PayhookQueue
 /// - A charge already settled (`succeeded`, declined, `skipped`) is never sent again: a replayed
 ///   job, or one whose worker crashed after the provider answered, finishes without a call.
 /// - An unknown outcome (`timeout`, `unavailable`, an answer that does not decode) marks the
-///   charge `unknown` and retries the job with the queue's backoff under the SAME key, looking
-///   the charge up first (`lookUpCharge`) where the provider can. `unauthorized` is retried the
-///   same way, so a broken credential ends in a dead letter, never in a guess.
+///   charge `unknown` and retries the job with the queue's backoff. Before anything is sent
+///   again for a charge that may have executed (unknown, or pending without a provider id),
+///   it is reconciled: a payment a webhook stored for it settles it, then the provider's lookup
+///   (`lookUpCharge`); only a lookup that says "never executed" or a provider that cannot be
+///   asked lets the SAME key go out again, and only inside the provider's idempotency window
+///   (`SubscriptionSettings.idempotencyWindows`, from the first attempt). After the window the
+///   key is never sent again: the job becomes a `charge_outcome_unknown` dead letter, settled
+///   by the provider's webhook (the processor wakes the job), a replay (reconciliation only)
+///   or `payhook charges resolve`. `unauthorized` is retried the same way, so a broken
+///   credential ends in a dead letter, never in a guess.
 /// - A new key is made only after a definite soft decline: the next dunning attempt
 ///   (`attempt + 1`, `StoredCredential.Reason.resubmission`), due after
 ///   `SubscriptionSettings.dunningSchedule`; when the schedule is exhausted the subscription
@@ -80,14 +87,14 @@ struct ChargeRecurringHandler: JobHandler {
         self.afterProviderCall = afterProviderCall
         firstAttempts = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes,
                                       minConcurrentBatch: Self.minConcurrentBatch) { keys in
-            await Self.beginFirstAttempts(keys, pool: pool)
+            await Self.beginFirstAttempts(keys, at: now(), pool: pool)
         }
         successes = BatchCombiner(maxBatch: Self.maxBatch, maxFlushes: Self.maxFlushes,
                                   minConcurrentBatch: Self.minConcurrentBatch) { batch in
             await Self.settleSuccesses(batch, pool: pool)
         }
         metrics?.describe(Self.metricName, type: "counter",
-                          help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success).")
+                          help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success, outcome_unknown).")
     }
 
     /// One charge with its subscription and token, as `SubscriptionSQL.loadCharge` reads it.
@@ -130,7 +137,7 @@ struct ChargeRecurringHandler: JobHandler {
             guard let providerID = ProviderID(rawValue: loaded.provider), let client = clients.client(for: providerID) else {
                 return .retry(error: "no API client configured for provider \(loaded.provider); set its PAYHOOK_\(loaded.provider.uppercased())_* API credentials")
             }
-            return try await attempt(loaded, client: client, marked: true)
+            return try await send(loaded, client: client, marked: true)
         }
         guard let row = try await pool.query(SubscriptionSQL.loadCharge, [.text(key)]).rows.first else {
             return .discard(reason: "not_found: no charge with idempotency key \(key)")
@@ -153,10 +160,8 @@ struct ChargeRecurringHandler: JobHandler {
         guard let providerID = ProviderID(rawValue: loaded.provider), let client = clients.client(for: providerID) else {
             return .retry(error: "no API client configured for provider \(loaded.provider); set its PAYHOOK_\(loaded.provider.uppercased())_* API credentials")
         }
-        if charge.status == "pending", charge.attemptedAt != nil, let paymentID = charge.providerPaymentID {
-            return try await recheckPending(loaded, providerPaymentID: paymentID, client: client)
-        }
-        return try await attempt(loaded, client: client, marked: false)
+        guard charge.attemptedAt != nil else { return try await send(loaded, client: client, marked: false) }
+        return try await reconcile(loaded, client: client)
     }
 
     /// Why an attempt never sent must not be sent now, or nil.
@@ -171,18 +176,20 @@ struct ChargeRecurringHandler: JobHandler {
 
     // MARK: Calling the provider
 
+    /// Sends the charge with its key and records the answer. The caller has made sure it may be
+    /// sent: a first attempt, or a charge that reconciliation showed was never executed (or
+    /// cannot be asked about) while its key is inside the provider's idempotency window.
     /// - Parameter marked: `loaded` comes from `beginFirstAttempts`, which committed the mark
     ///   already (and it is a first call).
-    private func attempt(_ loaded: Loaded, client: any PaymentProviderClient, marked: Bool) async throws -> JobOutcome {
+    private func send(_ loaded: Loaded, client: any PaymentProviderClient, marked: Bool) async throws -> JobOutcome {
         let charge = loaded.charge
         let key = charge.idempotencyKey
-        let sentBefore = !marked && charge.attemptedAt != nil
         let previous: String?
         if marked {
             previous = loaded.previousTransactionReference
         } else {
             // Committed before the call: from here on this key may have charged.
-            guard let row = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id)]).rows.first else {
+            guard let row = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id), .timestamptz(now())]).rows.first else {
                 return .succeeded  // settled meanwhile by another run of this key
             }
             previous = try row.decode("previous_transaction_reference")
@@ -198,17 +205,8 @@ struct ChargeRecurringHandler: JobHandler {
         }
         let result: ChargeResult
         do {
-            var found: ChargeResult?
-            if sentBefore, case .found(let earlier) = try await client.lookUpCharge(
-                idempotencyKey: key, providerPaymentID: charge.providerPaymentID) {
-                found = earlier
-            }
-            if let found {
-                result = found
-            } else {
-                result = try await client.charge(storedCredential: credential, amount: amount,
-                                                 reference: Self.reference(loaded), idempotencyKey: key)
-            }
+            result = try await client.charge(storedCredential: credential, amount: amount,
+                                             reference: Self.reference(loaded), idempotencyKey: key)
         } catch {
             return try await recordFailure(error, loaded)
         }
@@ -219,7 +217,7 @@ struct ChargeRecurringHandler: JobHandler {
     /// The merchant reference of a charge: the subscription's reference and the cycle, the same
     /// on every attempt of the cycle (the idempotency key tells attempts apart).
     static func reference(_ loaded: Loaded) -> String {
-        "\(loaded.subscriptionReference)-c\(loaded.charge.cycle)"
+        loaded.charge.merchantReference ?? "\(loaded.subscriptionReference)-c\(loaded.charge.cycle)"
     }
 
     private func recordFailure(_ error: ProviderAPIError, _ loaded: Loaded) async throws -> JobOutcome {
@@ -243,44 +241,113 @@ struct ChargeRecurringHandler: JobHandler {
         }
     }
 
-    // MARK: Pending charges
+    // MARK: Reconciling a charge that may have executed
 
-    private func recheckPending(_ loaded: Loaded, providerPaymentID: String,
-                                client: any PaymentProviderClient) async throws -> JobOutcome {
+    /// Settles a charge that was sent before and has no final answer (unknown, or pending),
+    /// from what is known before anything is sent again: what a webhook stored, then the
+    /// provider's lookup. Sends the same key again only when neither knows the charge and the
+    /// key is still inside the provider's idempotency window.
+    private func reconcile(_ loaded: Loaded, client: any PaymentProviderClient) async throws -> JobOutcome {
         let charge = loaded.charge
         let checks = try await pool.query(SubscriptionSQL.countCheck, [.int(charge.id)]).rows.first?.decode("calls", as: Int.self) ?? 0
-        if let settled = try await reconcile(loaded, providerPaymentID: providerPaymentID, client: client) {
-            return try await record(settled, loaded)
+        if let stored = try await storedResult(loaded) {
+            return try await settle(stored, loaded, checks: checks)
         }
+        let lookup: ChargeLookup
+        do {
+            lookup = try await client.lookUpCharge(idempotencyKey: charge.idempotencyKey, providerPaymentID: charge.providerPaymentID)
+        } catch {
+            // Nobody can tell: wait and ask again; never send on it.
+            let message = "\(loaded.provider) charge \(charge.idempotencyKey): look-up failed: \(error)"
+            guard insideWindow(loaded) else { return try await outcomeUnknown(loaded, lastError: message) }
+            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            return .retry(error: "outcome unknown, not sent again until the provider answers: \(message)")
+        }
+        switch lookup {
+        case .found(let result):
+            if result.outcome == .pending, let paymentID = result.providerPaymentID ?? charge.providerPaymentID,
+               let fetched = await fetchedResult(paymentID, client: client) {
+                return try await settle(fetched, loaded, checks: checks)
+            }
+            return try await settle(result, loaded, checks: checks)
+        case .notFound, .unsupported:
+            if let paymentID = charge.providerPaymentID {
+                // The provider answered with an id: it has the charge, nothing is sent again.
+                if let fetched = await fetchedResult(paymentID, client: client) {
+                    return try await settle(fetched, loaded, checks: checks)
+                }
+                return try await stillPending(loaded, checks: checks)
+            }
+            guard insideWindow(loaded) else {
+                return try await outcomeUnknown(loaded, lastError: charge.lastError ?? "no answer from \(loaded.provider)")
+            }
+            if charge.status == "pending", checks > settings.maxPendingChecks {
+                return try await stillPending(loaded, checks: checks)
+            }
+            return try await send(loaded, client: client, marked: false)
+        }
+    }
+
+    /// Records what reconciliation found. A final answer also resolves the job's open dead letter
+    /// (a `charge_outcome_unknown` one woken by the provider's webhook): nothing is left to replay.
+    private func settle(_ result: ChargeResult, _ loaded: Loaded, checks: Int) async throws -> JobOutcome {
+        let outcome = try await record(result, loaded, checks: checks)
+        if result.outcome != .pending {
+            try await pool.query(SubscriptionSQL.resolveChargeLetter, [
+                .text(loaded.charge.idempotencyKey), .text("payhook"),
+                .text("charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))"),
+            ])
+        }
+        return outcome
+    }
+
+    /// True while the charge's key may still be sent: its first attempt is younger than the
+    /// provider's idempotency window.
+    private func insideWindow(_ loaded: Loaded) -> Bool {
+        guard let first = loaded.charge.attemptedAt else { return true }
+        return now() < first.addingTimeInterval(Double(settings.idempotencyWindow(loaded.provider).components.seconds))
+    }
+
+    /// The charge outlived its key: dead letter `charge_outcome_unknown`, the charge `unknown`.
+    private func outcomeUnknown(_ loaded: Loaded, lastError: String) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let window = settings.idempotencyWindow(loaded.provider).components.seconds
+        let message = "charge_outcome_unknown: \(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONDocument.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)"
+        try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
+        count(loaded.provider, "outcome_unknown")
+        logger.error("charge outcome unknown after the idempotency window; not sent again", [
+            "provider": .string(loaded.provider), "charge.id": .int(charge.id),
+        ])
+        return .discard(reason: message)
+    }
+
+    private func stillPending(_ loaded: Loaded, checks: Int) async throws -> JobOutcome {
+        let charge = loaded.charge
         guard checks <= settings.maxPendingChecks else {
-            return .discard(reason: "still_pending: \(loaded.provider) charge \(charge.idempotencyKey) (\(providerPaymentID)) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
+            return .discard(reason: "still_pending: \(loaded.provider) charge \(charge.idempotencyKey) (\(charge.providerPaymentID ?? "no provider id")) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
         }
         return .snooze(settings.pendingRecheck)
     }
 
-    /// A final answer for a pending charge, from what a webhook stored or from the provider; nil
-    /// while it is still pending (or nobody can tell).
-    private func reconcile(_ loaded: Loaded, providerPaymentID: String,
-                           client: any PaymentProviderClient) async throws -> ChargeResult? {
-        let stored = try await pool.query(SubscriptionSQL.storedProviderStatus, [.text(loaded.provider), .text(providerPaymentID)])
-            .rows.first?.decode("status", as: String?.self)
-        if let stored, let status = PaymentStatus(rawValue: stored), let outcome = Self.outcome(of: status) {
-            return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID, providerStatus: "webhook:\(stored)")
+    /// What a webhook stored for the charge, as a charge result; nil when nothing was stored.
+    private func storedResult(_ loaded: Loaded) async throws -> ChargeResult? {
+        guard let row = try await pool.query(SubscriptionSQL.storedChargePayment, [.int(loaded.charge.id)]).rows.first else {
+            return nil
         }
-        do {
-            if case .found(let found) = try await client.lookUpCharge(
-                idempotencyKey: loaded.charge.idempotencyKey, providerPaymentID: providerPaymentID), found.outcome != .pending {
-                return found
-            }
-            let snapshot = try await client.fetchPayment(id: providerPaymentID)
-            if let status = snapshot.status, let outcome = Self.outcome(of: status) {
-                return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID,
-                                    providerStatus: snapshot.providerStatus ?? status.rawValue, declineCode: snapshot.statusDetail)
-            }
-        } catch {
-            // Unsupported look-ups (Adyen) and failures leave it to the webhook and the next check.
-        }
-        return nil
+        let paymentID: String = try row.decode("provider_payment_id")
+        let stored: String = try row.decode("status")
+        guard let status = PaymentStatus(rawValue: stored) else { return nil }
+        return ChargeResult(outcome: Self.outcome(of: status) ?? .pending, providerPaymentID: paymentID,
+                            providerStatus: "webhook:\(stored)")
+    }
+
+    /// The payment `paymentID` as the provider reports it, when final; nil while pending or
+    /// when the provider cannot say (unsupported look-ups, failures: the next check asks again).
+    private func fetchedResult(_ paymentID: String, client: any PaymentProviderClient) async -> ChargeResult? {
+        guard let snapshot = try? await client.fetchPayment(id: paymentID), let status = snapshot.status,
+              let outcome = Self.outcome(of: status) else { return nil }
+        return ChargeResult(outcome: outcome, providerPaymentID: paymentID,
+                            providerStatus: snapshot.providerStatus ?? status.rawValue, declineCode: snapshot.statusDetail)
     }
 
     /// Final canonical statuses as charge outcomes. A decline reported this way carries no
@@ -295,7 +362,9 @@ struct ChargeRecurringHandler: JobHandler {
 
     // MARK: Recording outcomes
 
-    private func record(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
+    /// - Parameter checks: look-ups made so far when this result comes from reconciliation (a
+    ///   pending one then counts against `maxPendingChecks`); nil for a fresh answer.
+    private func record(_ result: ChargeResult, _ loaded: Loaded, checks: Int? = nil) async throws -> JobOutcome {
         switch result.outcome {
         case .succeeded: return try await recordSuccess(result, loaded)
         case .pending:
@@ -304,6 +373,7 @@ struct ChargeRecurringHandler: JobHandler {
                 .int(charge.id), .text("pending"), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
                 .text(result.providerStatus),
             ])
+            if let checks { return try await stillPending(loaded, checks: checks) }
             count(loaded.provider, "pending")
             return .snooze(settings.pendingRecheck)
         case .declinedSoft: return try await recordSoftDecline(result, loaded)
@@ -340,58 +410,64 @@ struct ChargeRecurringHandler: JobHandler {
     /// other jobs' successes when it can. False when the charge was settled already.
     private func settleSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws -> Bool {
         let charge = loaded.charge
-        let provider = loaded.provider
         guard let paymentID = result.providerPaymentID else {
             return try await !pool.query(SubscriptionSQL.recordSettled, [
                 .int(charge.id), .text("succeeded"), .null, .text(result.providerStatus), .null,
             ]).rows.isEmpty
         }
-        let status = Self.paymentStatus(result.providerStatus).rawValue
-        let asOrder = provider == ProviderID.mercadopago.rawValue
-        let success = Success(chargeID: charge.id, provider: provider, providerPaymentID: paymentID,
-                              merchantReference: asOrder ? nil : Self.reference(loaded), providerStatus: result.providerStatus,
-                              status: status, asOrder: asOrder)
+        let success = Self.success(loaded, providerPaymentID: paymentID, providerStatus: result.providerStatus)
         if let settled = await successes.submit(success) { return settled }
         // The batch failed: this charge alone, where a second success of the cycle is told apart.
         return try await Self.settle([success], pool: pool).contains(charge.id)
     }
 
     private func recordSoftDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
-        let charge = loaded.charge
-        let schedule = settings.dunningSchedule
-        let maxAttempts = settings.chargeMaxAttempts
+        let settings = self.settings
         let queue = self.queue
         let now = self.now()
         let recorded = try await pool.transaction { connection in
-            guard try await !connection.query(SubscriptionSQL.recordSettled, [
-                .int(charge.id), .text("declined_soft"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
-                .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
-            ]).rows.isEmpty else { return false }
-            // A subscription canceled or paused meanwhile is not chased.
-            guard loaded.subscriptionStatus == "active" || loaded.subscriptionStatus == "completed" else { return true }
-            if charge.attempt <= schedule.count {
-                let next = charge.attempt + 1
-                let key = Charge.idempotencyKey(subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
-                let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
-                try await connection.query(SubscriptionSQL.insertRetryAttempt, [
-                    .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
-                    .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
-                ])
-                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
-                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
-                    uniqueKey: key, runAt: due, maxAttempts: maxAttempts, on: connection)
-            } else {
-                let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
-                if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
-                    try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
-                        "subscription.past_due", webhookID: "subscription.past_due:\(charge.subscriptionID):c\(charge.cycle)",
-                        loaded, result, reason: reason, at: now), on: connection)
-                }
-            }
-            return true
+            try await Self.settleSoftDecline(result, loaded, settings: settings, queue: queue, at: now, on: connection)
         }
         if recorded { count(loaded.provider, "declined_soft") }
         return .succeeded
+    }
+
+    /// Records a soft decline of `loaded` on `connection` (inside the caller's transaction) and
+    /// queues what follows: the next dunning attempt under a new key, or, with the schedule
+    /// exhausted, `past_due` and a `subscription.past_due` callback. Also what an operator's
+    /// `charges resolve --as failed` does.
+    /// - Returns: false when the charge was settled already (nothing written).
+    static func settleSoftDecline(_ result: ChargeResult, _ loaded: Loaded, settings: SubscriptionSettings, queue: JobQueue,
+                                  at now: Date, on connection: PostgresConnection) async throws -> Bool {
+        let charge = loaded.charge
+        let schedule = settings.dunningSchedule
+        guard try await !connection.query(SubscriptionSQL.recordSettled, [
+            .int(charge.id), .text("declined_soft"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+            .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
+        ]).rows.isEmpty else { return false }
+        // A subscription canceled or paused meanwhile is not chased.
+        guard loaded.subscriptionStatus == "active" || loaded.subscriptionStatus == "completed" else { return true }
+        if charge.attempt <= schedule.count {
+            let next = charge.attempt + 1
+            let key = Charge.idempotencyKey(namespace: try await InstallationNamespace.load(on: connection),
+                                            subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
+            let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
+            try await connection.query(SubscriptionSQL.insertRetryAttempt, [
+                .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
+                .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
+            ])
+            try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
+                idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+        } else {
+            let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
+            if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
+                try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                    "subscription.past_due", webhookID: "subscription.past_due:\(charge.subscriptionID):c\(charge.cycle)",
+                    loaded, result, reason: reason, at: now), on: connection)
+            }
+        }
+        return true
     }
 
     private func recordHardDecline(_ result: ChargeResult, _ loaded: Loaded) async throws -> JobOutcome {
@@ -444,6 +520,14 @@ struct ChargeRecurringHandler: JobHandler {
 
     // MARK: Batched statements
 
+    /// The success to settle for `loaded`, paid by the provider's `providerPaymentID`.
+    static func success(_ loaded: Loaded, providerPaymentID: String, providerStatus: String) -> Success {
+        let asOrder = loaded.provider == ProviderID.mercadopago.rawValue
+        return Success(chargeID: loaded.charge.id, provider: loaded.provider, providerPaymentID: providerPaymentID,
+                       merchantReference: asOrder ? nil : reference(loaded), providerStatus: providerStatus,
+                       status: paymentStatus(providerStatus).rawValue, asOrder: asOrder)
+    }
+
     /// A success to settle: the charge and the payment (Adyen, PXP) or order (Mercado Pago) it made.
     struct Success: Sendable {
         let chargeID: Int64
@@ -462,12 +546,12 @@ struct ChargeRecurringHandler: JobHandler {
     /// Marks the first attempts of `keys` in one statement. One element per key: the loaded
     /// charge when it was marked, nil when that key takes the one-by-one path (not a plain first
     /// attempt, or the statement failed: the one-by-one path then reports the failure).
-    static func beginFirstAttempts(_ keys: [String], pool: PostgresPool) async -> [Loaded?] {
+    static func beginFirstAttempts(_ keys: [String], at now: Date, pool: PostgresPool) async -> [Loaded?] {
         var keyArray = PostgresArray(.text, capacity: keys.count * 40)
         var byKey: [String: Loaded] = [:]
         do {
             for key in keys { try keyArray.append(key) }
-            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.array(keyArray)]).rows {
+            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.array(keyArray), .timestamptz(now)]).rows {
                 let loaded = try Loaded(row: row)
                 byKey[loaded.charge.idempotencyKey] = loaded
             }
@@ -492,6 +576,11 @@ struct ChargeRecurringHandler: JobHandler {
     /// - Returns: the charges settled (those settled earlier are not).
     /// - Throws: `PostgresError`; nothing is settled then.
     static func settle(_ batch: [Success], pool: PostgresPool) async throws -> Set<Int64> {
+        try await pool.transaction { connection in try await settle(batch, on: connection) }
+    }
+
+    /// `settle(_:pool:)` on `connection`, inside the caller's transaction.
+    static func settle(_ batch: [Success], on connection: PostgresConnection) async throws -> Set<Int64> {
         func rows(_ successes: [Success]) -> String {
             JSONDocument.array(successes.map { success in
                 var fields: [JSONDocument.Member] = [
@@ -505,21 +594,19 @@ struct ChargeRecurringHandler: JobHandler {
         }
         let payments = batch.filter { !$0.asOrder }
         let orders = batch.filter(\.asOrder)
-        return try await pool.transaction { connection in
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(batch.map(\.lockKey)))])
-            var settled = Set<Int64>()
-            if !payments.isEmpty {
-                for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
-                    settled.insert(try row.decode("id"))
-                }
+        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(batch.map(\.lockKey)))])
+        var settled = Set<Int64>()
+        if !payments.isEmpty {
+            for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
+                settled.insert(try row.decode("id"))
             }
-            if !orders.isEmpty {
-                for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
-                    settled.insert(try row.decode("id"))
-                }
-            }
-            return settled
         }
+        if !orders.isEmpty {
+            for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
+                settled.insert(try row.decode("id"))
+            }
+        }
+        return settled
     }
 
     private func count(_ provider: String, _ outcome: String) {

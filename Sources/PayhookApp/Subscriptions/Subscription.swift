@@ -107,6 +107,8 @@ struct Charge: Sendable, Equatable {
     let calls: Int
     let lastError: String?
     let createdAt: Date
+    /// What the provider's webhook echoes for this charge (`SubscriptionSQL.chargeReference`).
+    let merchantReference: String?
 
     init(row: PostgresRow) throws(PostgresError) {
         id = try row.decode("id")
@@ -130,6 +132,7 @@ struct Charge: Sendable, Equatable {
         calls = try row.decode("calls")
         lastError = try row.decode("last_error")
         createdAt = try row.decode("created_at")
+        merchantReference = try row.decode("merchant_reference")
     }
 
     var json: JSONDocument {
@@ -148,10 +151,12 @@ struct Charge: Sendable, Equatable {
         ])
     }
 
-    /// The idempotency key of one attempt: deterministic, so the scheduler, a retry and a
-    /// replay all name the same provider request; at most 64 characters (Mercado Pago's and
+    /// The idempotency key of one attempt: deterministic within an installation, so the
+    /// scheduler, a retry and a replay all name the same provider request, and prefixed with
+    /// the installation's namespace (`ph<8 hex>`, migration 0011) so that two deployments on one
+    /// provider account never send the same key. At most 64 characters (Mercado Pago's and
     /// Adyen's limit) for any 64-bit id.
-    static func idempotencyKey(subscriptionID: Int64, cycle: Int, attempt: Int) -> String {
-        "sub-\(subscriptionID)-c\(cycle)-a\(attempt)"
+    static func idempotencyKey(namespace: String, subscriptionID: Int64, cycle: Int, attempt: Int) -> String {
+        "\(namespace)-sub-\(subscriptionID)-c\(cycle)-a\(attempt)"
     }
 }

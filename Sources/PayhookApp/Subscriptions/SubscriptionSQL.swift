@@ -10,7 +10,7 @@ enum SubscriptionSQL {
     static let chargeColumns = """
         c.id, c.subscription_id, c.cycle, c.attempt, c.idempotency_key, c.amount_minor, c.currency, c.status, c.reason,
         c.decline_code, c.provider, c.provider_payment_id, c.provider_status, c.payment_id, c.order_id, c.scheduled_at,
-        c.attempted_at, c.settled_at, c.calls, c.last_error, c.created_at
+        c.attempted_at, c.settled_at, c.calls, c.last_error, c.created_at, c.merchant_reference
         """
 
     // MARK: Admin operations
@@ -86,14 +86,26 @@ enum SubscriptionSQL {
     /// line of defence).
     static let insertFirstAttempts = """
         INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
-                             scheduled_at)
+                             scheduled_at, merchant_reference)
         SELECT r.subscription_id, r.cycle, 1, r.idempotency_key, r.amount_minor, r.currency, 'recurring', r.provider,
-               r.scheduled_at
+               r.scheduled_at, \(chargeReference("r.provider", "r.idempotency_key", "s.reference", "r.cycle"))
         FROM jsonb_to_recordset($1::jsonb) AS r(subscription_id bigint, cycle int, idempotency_key text,
                                                 amount_minor bigint, currency text, provider text,
                                                 scheduled_at timestamptz)
+        JOIN subscriptions s ON s.id = r.subscription_id
         ON CONFLICT DO NOTHING
         """
+
+    /// The merchant reference a charge is sent with and the provider's webhook echoes: the
+    /// subscription's reference and the cycle, except for PXP, which identifies a charge by its
+    /// `merchantTransactionId` (the idempotency key). One rule for every statement that creates
+    /// a charge; migration 0011 applied it to the charges stored before.
+    static func chargeReference(_ provider: String, _ key: String, _ subscriptionReference: String, _ cycle: String) -> String {
+        "CASE WHEN \(provider) = 'pxp' THEN \(key) ELSE \(subscriptionReference) || '-c' || \(cycle) END"
+    }
+
+    /// This installation's idempotency-key namespace (migration 0011).
+    static let keyNamespace = "SELECT key_namespace FROM installation"
 
     /// $1 JSON array of {id, cycle, next_charge_at, status, status_reason}.
     static let advanceSubscriptions = """
@@ -116,11 +128,23 @@ enum SubscriptionSQL {
         WHERE c.idempotency_key = $1
         """
 
+    /// `loadCharge` by charge id, the charge row locked: what `charges resolve` decides on.
+    static let lockChargeByID = """
+        SELECT \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
+               s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
+               t.shopper_reference, t.customer_id, t.status AS token_status
+        FROM charges c JOIN subscriptions s ON s.id = c.subscription_id JOIN vault_tokens t ON t.id = s.vault_token_id
+        WHERE c.id = $1
+        FOR UPDATE OF c
+        """
+
     /// Committed before the provider is called. Freezes the previous transaction reference at the
-    /// first call so every retry of this key sends the same request.
+    /// first call so every retry of this key sends the same request. $1 id, $2 the handler's
+    /// clock: `attempted_at` starts the key's idempotency window, measured by the same clock
+    /// that later decides whether the window has passed.
     static let markAttempted = """
         UPDATE charges
-        SET attempted_at = coalesce(attempted_at, now()), calls = calls + 1, updated_at = now(),
+        SET attempted_at = coalesce(attempted_at, $2), calls = calls + 1, updated_at = now(),
             previous_transaction_reference = CASE WHEN attempted_at IS NULL THEN (
                 SELECT p.provider_payment_id FROM charges p
                 WHERE p.subscription_id = charges.subscription_id AND p.status = 'succeeded'
@@ -133,10 +157,10 @@ enum SubscriptionSQL {
     /// `markAttempted` together, for the charges that are certainly to be sent now (never
     /// attempted, still `pending`, subscription not paused, canceled or past due, token active).
     /// Keys it does not return take the one-by-one path, which decides skip, recheck or settled.
-    /// $1 text array of idempotency keys.
+    /// $1 text array of idempotency keys, $2 the handler's clock (as for `markAttempted`).
     static let beginFirstAttempts = """
         UPDATE charges c
-        SET attempted_at = now(), calls = c.calls + 1, updated_at = now(),
+        SET attempted_at = $2, calls = c.calls + 1, updated_at = now(),
             previous_transaction_reference = (
                 SELECT p.provider_payment_id FROM charges p
                 WHERE p.subscription_id = c.subscription_id AND p.status = 'succeeded'
@@ -245,10 +269,64 @@ enum SubscriptionSQL {
         RETURNING c.id
         """
 
-    /// What a webhook stored for the charge: the payment's status, else the order's.
-    static let storedProviderStatus = """
-        SELECT coalesce((SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2),
-                        (SELECT status FROM orders WHERE provider = $1 AND provider_order_id = $2)) AS status
+    /// What a webhook stored for the charge $1: its payment (Mercado Pago, whose charges are
+    /// orders: its order, never one of the order's payments), by the
+    /// provider's id when the charge has one, else by the charge's merchant reference. A row that
+    /// another charge of the subscription already names is not this one's (an earlier declined
+    /// attempt of the cycle shares the reference). A paid row wins over others, then the newest.
+    static let storedChargePayment = """
+        SELECT x.provider_payment_id, x.status
+        FROM charges c
+        CROSS JOIN LATERAL (
+            SELECT p.provider_payment_id, p.status, p.updated_at FROM payments p
+            WHERE p.provider = c.provider AND c.provider <> 'mercadopago'
+              AND (p.provider_payment_id = c.provider_payment_id
+                   OR (c.provider_payment_id IS NULL AND p.merchant_reference = c.merchant_reference))
+            UNION ALL
+            SELECT o.provider_order_id, o.status, o.updated_at FROM orders o
+            WHERE o.provider = c.provider AND c.provider = 'mercadopago' AND o.provider_order_id IS NOT NULL
+              AND (o.provider_order_id = c.provider_payment_id
+                   OR (c.provider_payment_id IS NULL AND o.merchant_reference = c.merchant_reference))
+        ) AS x
+        WHERE c.id = $1
+          AND NOT EXISTS (SELECT 1 FROM charges other
+                          WHERE other.subscription_id = c.subscription_id AND other.id <> c.id
+                            AND other.provider = c.provider AND other.provider_payment_id = x.provider_payment_id)
+        ORDER BY x.status IN ('authorized', 'captured', 'partially_refunded', 'refunded', 'charged_back') DESC,
+                 x.updated_at DESC
+        LIMIT 1
+        """
+
+    /// Charges whose outcome is still open and whose merchant reference a payment ($1, bigint
+    /// array) or order ($2) just written by the processor carries: their jobs run now, so the
+    /// handler settles them from that row. A dead-lettered job gets its attempts back; a running
+    /// one is left alone (it reconciles before any resend anyway).
+    static let wakeChargesForPayments = """
+        UPDATE jobs j
+        SET state = 'available', run_at = now(), attempt = CASE WHEN j.state = 'discarded' THEN 0 ELSE j.attempt END,
+            finalized_at = NULL, lease_expires_at = NULL, locked_by = NULL
+        FROM (SELECT c.idempotency_key FROM payments p
+              JOIN charges c ON c.provider = p.provider AND c.merchant_reference = p.merchant_reference
+                            AND c.status IN ('pending', 'unknown')
+              WHERE p.id = ANY($1::bigint[]) AND p.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL
+              UNION
+              SELECT c.idempotency_key FROM orders o
+              JOIN charges c ON c.provider = o.provider AND c.merchant_reference = o.merchant_reference
+                            AND c.status IN ('pending', 'unknown')
+              WHERE o.id = ANY($2::bigint[]) AND o.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL) AS k
+        WHERE j.unique_key = k.idempotency_key AND j.kind = 'charge_recurring'
+          AND j.state IN ('available', 'retryable', 'discarded')
+        RETURNING j.id
+        """
+
+    /// Resolves the open dead letter of the charge job with key $1: $2 actor, $3 note. The charge
+    /// was settled (by reconciliation or an operator), so nothing is left to replay.
+    static let resolveChargeLetter = """
+        UPDATE dead_letters d SET status = 'discarded', resolved_at = now(), resolved_by = $2, note = $3
+        FROM jobs j
+        WHERE j.unique_key = $1 AND j.kind = 'charge_recurring' AND d.source = 'job' AND d.source_id = j.id
+          AND d.status = 'open'
+        RETURNING d.id
         """
 
     /// $1 id: one more look-up of a pending charge.
@@ -257,8 +335,9 @@ enum SubscriptionSQL {
     /// $1 subscription, $2 cycle, $3 attempt, $4 key, $5 amount, $6 currency, $7 provider, $8 due.
     static let insertRetryAttempt = """
         INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
-                             scheduled_at)
-        VALUES ($1, $2, $3, $4, $5, $6, 'resubmission', $7, $8)
+                             scheduled_at, merchant_reference)
+        SELECT $1, $2, $3, $4, $5, $6, 'resubmission', $7, $8, \(chargeReference("$7::text", "$4::text", "s.reference", "$2::int"))
+        FROM subscriptions s WHERE s.id = $1
         ON CONFLICT DO NOTHING
         """
 
@@ -285,13 +364,14 @@ enum SubscriptionSQL {
         ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
         ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("claim_due", claimDue),
         ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
-        ("load_charge", loadCharge), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts),
+        ("load_charge", loadCharge), ("lock_charge_by_id", lockChargeByID), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts),
         ("skip_charge", skipCharge),
         ("record_open", recordOpen), ("record_settled", recordSettled),
         ("record_duplicate_success", recordDuplicateSuccess),
         ("settle_successes_with_payments", settleSuccessesWithPayments),
         ("settle_successes_with_orders", settleSuccessesWithOrders),
-        ("stored_provider_status", storedProviderStatus), ("count_check", countCheck),
+        ("stored_charge_payment", storedChargePayment), ("wake_charges_for_payments", wakeChargesForPayments),
+        ("resolve_charge_letter", resolveChargeLetter), ("key_namespace", keyNamespace), ("count_check", countCheck),
         ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
         ("pause_for_token", pauseForToken),
     ]

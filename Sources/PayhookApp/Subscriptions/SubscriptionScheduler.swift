@@ -10,7 +10,7 @@ import Synchronization
 /// assumed. Each batch is one transaction that claims due active subscriptions with
 /// `FOR UPDATE … SKIP LOCKED` (schedulers take disjoint rows; a row advanced by another
 /// scheduler is re-checked by PostgreSQL and no longer due), inserts the `charges` row of each
-/// due cycle with its deterministic idempotency key (`sub-<id>-c<cycle>-a1`), enqueues one
+/// due cycle with its deterministic idempotency key (`<namespace>-sub-<id>-c<cycle>-a1`), enqueues one
 /// `charge_recurring` job per charge with that key as `unique_key`, and advances `cycle` and
 /// `next_charge_at` (or completes the subscription after `max_cycles` / `end_at`). Either all
 /// of it commits or none, so a crash can neither lose a cycle nor schedule it twice; the unique
@@ -182,6 +182,7 @@ final class SubscriptionScheduler: Sendable {
             let rows = try await connection.query(SubscriptionSQL.claimDue, [.timestamptz(now), .int(Int64(batchSize))])
             var result = BatchResult(claimed: rows.rows.count)
             guard !rows.rows.isEmpty else { return result }
+            let namespace = try await InstallationNamespace.load(on: connection)
             var charges: [JSONDocument] = []
             var jobs: [JobRequest] = []
             var advances: [JSONDocument] = []
@@ -200,7 +201,7 @@ final class SubscriptionScheduler: Sendable {
                 let plan = Self.plan(interval: interval, startAt: due.startAt, cycle: due.cycle, maxCycles: due.maxCycles,
                                      endAt: due.endAt, now: now, catchUp: catchUp)
                 for charge in plan.charges {
-                    let key = Charge.idempotencyKey(subscriptionID: due.id, cycle: charge.cycle, attempt: 1)
+                    let key = Charge.idempotencyKey(namespace: namespace, subscriptionID: due.id, cycle: charge.cycle, attempt: 1)
                     charges.append(.object([
                         .init("subscription_id", .int(due.id)), .init("cycle", .int(Int64(charge.cycle))),
                         .init("idempotency_key", .string(key)), .init("amount_minor", .int(due.amountMinor)),

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 
 /// How recurring charging behaves; parsed from the environment (`Configuration.subscriptions`).
 public struct SubscriptionSettings: Sendable, Equatable {
@@ -31,8 +32,23 @@ public struct SubscriptionSettings: Sendable, Equatable {
     public var chargeMaxAttempts: Int = 20
     /// Charges in flight per process (`PAYHOOK_CHARGE_CONCURRENCY`).
     public var chargeConcurrency: Int = 32
+    /// How long each provider keeps an idempotency key (`PAYHOOK_<PROVIDER>_IDEMPOTENCY_WINDOW`).
+    /// Why it matters: a resend with a key the provider has forgotten is a new payment, so once a
+    /// charge's first attempt is older than this, payhook never sends that key again; the charge
+    /// is settled by the provider's webhook, a lookup, or an operator (`charges resolve`).
+    public var idempotencyWindows: [ProviderID: Duration] = [
+        .adyen: .seconds(7 * 86_400), .mercadopago: .seconds(86_400), .pxp: .seconds(86_400),
+    ]
+    /// Cycles one subscription may be charged for in one scheduler pass after downtime
+    /// (`PAYHOOK_SCHEDULER_MAX_CATCH_UP`); older missed cycles are skipped and reported.
+    public var maxCatchUp: Int = 3
 
     public init() {}
+
+    /// The idempotency window of `provider` (an unknown provider gets the shortest configured).
+    public func idempotencyWindow(_ provider: String) -> Duration {
+        ProviderID(rawValue: provider).flatMap { idempotencyWindows[$0] } ?? idempotencyWindows.values.min() ?? .seconds(86_400)
+    }
 
     /// Parses `PAYHOOK_DUNNING_SCHEDULE`: comma-separated waits such as `1d,3d,5d`, `12h`,
     /// `30m`, `45s`; `none` for no retries. At most 20 entries, each from 1 s to 366 days.
@@ -42,26 +58,35 @@ public struct SubscriptionSettings: Sendable, Equatable {
         if trimmed.lowercased() == "none" { return .success([]) }
         var waits: [Duration] = []
         for part in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
-            let item = part.trimmingCharacters(in: .whitespaces).lowercased()
-            guard let unit = item.last, let number = Int64(item.dropLast()), number > 0 else {
-                return .failure(ScheduleProblem(message: "each entry is a number and a unit (d, h, m, s), e.g. 1d,3d,5d; or none"))
+            switch parseDuration(String(part)) {
+            case .success(let wait): waits.append(wait)
+            case .failure(let problem): return .failure(problem)
             }
-            let seconds: Int64
-            switch unit {
-            case "d": seconds = number.multipliedReportingOverflow(by: 86_400).partialValue
-            case "h": seconds = number.multipliedReportingOverflow(by: 3_600).partialValue
-            case "m": seconds = number.multipliedReportingOverflow(by: 60).partialValue
-            case "s": seconds = number
-            default:
-                return .failure(ScheduleProblem(message: "unknown unit in \(item); use d, h, m or s"))
-            }
-            guard seconds > 0, seconds <= 366 * 86_400 else {
-                return .failure(ScheduleProblem(message: "each wait must be from 1s to 366d"))
-            }
-            waits.append(.seconds(seconds))
         }
         guard waits.count <= 20 else { return .failure(ScheduleProblem(message: "at most 20 retries")) }
         return .success(waits)
+    }
+
+    /// Parses one duration as the dunning schedule writes them: a number and a unit, `7d`,
+    /// `24h`, `30m`, `45s`; from 1 s to 366 days.
+    static func parseDuration(_ text: String) -> Result<Duration, ScheduleProblem> {
+        let item = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let unit = item.last, let number = Int64(item.dropLast()), number > 0 else {
+            return .failure(ScheduleProblem(message: "each entry is a number and a unit (d, h, m, s), e.g. 1d,3d,5d; or none"))
+        }
+        let seconds: Int64
+        switch unit {
+        case "d": seconds = number.multipliedReportingOverflow(by: 86_400).partialValue
+        case "h": seconds = number.multipliedReportingOverflow(by: 3_600).partialValue
+        case "m": seconds = number.multipliedReportingOverflow(by: 60).partialValue
+        case "s": seconds = number
+        default:
+            return .failure(ScheduleProblem(message: "unknown unit in \(item); use d, h, m or s"))
+        }
+        guard seconds > 0, seconds <= 366 * 86_400 else {
+            return .failure(ScheduleProblem(message: "each wait must be from 1s to 366d"))
+        }
+        return .success(.seconds(seconds))
     }
 
     struct ScheduleProblem: Error, Equatable {
