@@ -17,13 +17,18 @@ import Synchronization
 /// let key = HMACKey(.sha256, key: secret)                       // once, at configuration time
 /// key.authenticationCode(m)                                     // then per message
 /// ```
-public final class HMACKey: Sendable {
+public final class HMACKey: Sendable, CustomStringConvertible, CustomReflectable {
     /// The underlying hash.
     public let algorithm: HashAlgorithm
     private let key: [UInt8]
     private let idle = Mutex<[HMACContext]>([])
     /// Contexts kept for reuse; more are made when callers overlap, and freed on return.
     private static let poolLimit = 8
+
+    /// Never the key: `HMACKey(sha256)`.
+    public var description: String { "HMACKey(\(algorithm))" }
+    /// Reflection (`dump`, `Mirror`) shows the algorithm only; by default it would list `key`.
+    public var customMirror: Mirror { Mirror(self, children: ["algorithm": algorithm]) }
 
     /// Keeps a copy of `key`; no OpenSSL work happens until the first message.
     public init(_ algorithm: HashAlgorithm = .sha256, key: [UInt8]) {

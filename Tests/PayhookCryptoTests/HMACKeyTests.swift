@@ -60,4 +60,14 @@ struct HMACKeyTests {
         }
         #expect(mismatches == 0)
     }
+
+    @Test("a prepared key never shows its bytes when printed, reflected or dumped")
+    func redacted() {
+        let key = HMACKey(.sha256, key: Array("s3cr3t-key".utf8))
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(!dumped.contains("115") && !dumped.contains("s3cr3t"), "\(dumped)")
+        #expect(!"\(key)".contains("115"))
+        #expect(Mirror(reflecting: key).children.map(\.label) == ["algorithm"])
+    }
 }

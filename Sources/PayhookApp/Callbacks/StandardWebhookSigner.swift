@@ -4,8 +4,8 @@ import PayhookCrypto
 /// `webhook-signature: v1,<base64 HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{body}")>`,
 /// where the key is the base64 part of a `whsec_…` secret.
 ///
-/// The secret's bytes live only here; `description` never renders them.
-struct StandardWebhookSigner: Sendable, CustomStringConvertible {
+/// The secret's bytes live only here; neither `description` nor reflection (`dump`) renders them.
+struct StandardWebhookSigner: Sendable, CustomStringConvertible, CustomReflectable {
     private let key: [UInt8]
 
     /// Why a secret was refused; never contains the secret.
@@ -38,4 +38,5 @@ struct StandardWebhookSigner: Sendable, CustomStringConvertible {
     }
 
     var description: String { "StandardWebhookSigner(<redacted>)" }
+    var customMirror: Mirror { Mirror(self, children: [:]) }
 }
