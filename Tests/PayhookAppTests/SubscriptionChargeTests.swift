@@ -307,9 +307,10 @@ struct SubscriptionChargeTests {
         while try await processor.processBatch().claimed > 0 {}
         #expect(try await harness.int("SELECT count(*) AS n FROM merchant_callbacks") == 1)
 
-        // The attempt scheduled before the pause is skipped, not sent.
-        try await harness.runChargeJobs(harness.handler())
-        #expect(try await harness.chargeSummary(id) == ["1/1:skipped"])
+        // The attempt scheduled before the pause waits, unsent: the cycle fell due while active.
+        try await harness.runChargeJobs(harness.handler(), rounds: 3)
+        #expect(try await harness.chargeSummary(id) == ["1/1:pending"])
+        #expect(harness.emulator.executed(.adyen).allSatisfy { !$0.idempotencyKey!.contains("-sub-\(id)-") })
         harness.clock.advance(by: 40 * 86_400)
         #expect(try await harness.scheduler().tick(now: harness.clock.now) == 1)  // only the other subscription
         // Resuming on a disabled token is refused, naming the token.

@@ -56,11 +56,12 @@ struct SubscriptionSchedulerTests {
         #expect(try jobs.rows.allSatisfy { try $0.decode("provider", as: String.self) == "adyen" && $0.decode("max_attempts", as: Int.self) == 20 })
     }
 
-    @Test("a scheduler down for days charges each missed cycle once with catch-up all, only the current one with latest", arguments: [
+    @Test("a scheduler down for days charges each missed cycle once with catch-up all (within PAYHOOK_SCHEDULER_MAX_CATCH_UP), only the current one with latest", arguments: [
         SubscriptionSettings.CatchUp.all, .latest,
     ])
     func catchUp(mode: SubscriptionSettings.CatchUp) async throws {
-        let harness = try await SubscriptionHarness.make("sub_sched_catchup", emulator: false)
+        var harness = try await SubscriptionHarness.make("sub_sched_catchup", emulator: false)
+        harness.settings.maxCatchUp = 5
         let token = try await harness.seedToken(.pxp)
         let id = try await harness.subscribe(token: token, every: 1, unit: .day)
         let scheduler = harness.scheduler(catchUp: mode)

@@ -51,7 +51,7 @@ enum ChargesCommand {
                     } catch let error as OperationsError {
                         let option = ["note": "--note", "provider_payment_id": "--provider-payment-id", "id": "ID"]
                         FileHandle.standardError.write(Data("payhook: \(error.field.flatMap { option[$0] }.map { "\($0): " } ?? "")\(error.message)\n".utf8))
-                        return error.code == .invalidArgument ? 2 : 1
+                        return error.code == .invalidArgument || error.code == .unprocessable ? 2 : 1
                     } catch {
                         return PayhookCLI.fail(String(describing: error))
                     }

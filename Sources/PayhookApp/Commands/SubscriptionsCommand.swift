@@ -232,7 +232,7 @@ enum SubscriptionsCommand {
                 let failure = OperationsError.wrapping(error)
                 let option = failure.field.flatMap { optionForField[$0] }
                 FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(failure.message)\n".utf8))
-                return failure.code == .invalidArgument ? 2 : 1
+                return failure.code == .invalidArgument || failure.code == .unprocessable ? 2 : 1
             }
         }
     }

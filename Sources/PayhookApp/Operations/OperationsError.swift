@@ -13,13 +13,16 @@ struct OperationsError: Error, Sendable, Equatable, CustomStringConvertible {
         case sourceMissing = "source_missing"
         /// The request clashes with existing state (e.g. an order registered with other values).
         case conflict = "conflict"
+        /// Well-formed, but a rule refuses it (e.g. a subscription starting more than a day ago,
+        /// which would charge every back cycle at once); `field` names the field.
+        case unprocessable = "unprocessable"
         /// The database refused or could not be reached; nothing was changed by this call.
         case databaseUnavailable = "database_unavailable"
     }
 
     let code: Code
     let message: String
-    /// The argument or JSON field at fault, for `invalid_argument`.
+    /// The argument or JSON field at fault, for `invalid_argument` and `unprocessable`.
     let field: String?
 
     init(_ code: Code, _ message: String, field: String? = nil) {
@@ -40,6 +43,7 @@ struct OperationsError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidArgument: 400
         case .notFound: 404
         case .sourceMissing, .conflict: 409
+        case .unprocessable: 422
         case .databaseUnavailable: 503
         }
     }

@@ -13,6 +13,9 @@ import PayhookQueue
 ///   request (reason and previous transaction reference are frozen on the row).
 /// - A charge already settled (`succeeded`, declined, `skipped`) is never sent again: a replayed
 ///   job, or one whose worker crashed after the provider answered, finishes without a call.
+/// - An attempt never sent waits while its subscription is paused (resuming wakes it: the cycle
+///   fell due while the subscription was active, so it is owed), and is skipped with a
+///   `subscription.charge_skipped` callback once the subscription is canceled or past due.
 /// - An unknown outcome (`timeout`, `unavailable`, an answer that does not decode) marks the
 ///   charge `unknown` and retries the job with the queue's backoff. Before anything is sent
 ///   again for a charge that may have executed (unknown, or pending without a provider id),
@@ -151,11 +154,15 @@ struct ChargeRecurringHandler: JobHandler {
         default:
             break
         }
-        if charge.attemptedAt == nil, let why = Self.skipReason(loaded) {
-            if try await !pool.query(SubscriptionSQL.skipCharge, [.int(charge.id), .text(why)]).rows.isEmpty {
-                count(loaded.provider, "skipped")
+        if charge.attemptedAt == nil, let hold = Self.hold(loaded) {
+            switch hold {
+            case .wait:
+                // Paused (by an operator or a disabled token): the cycle fell due while the
+                // subscription was active, so it is owed; it waits, and resuming wakes it.
+                return .snooze(settings.pendingRecheck)
+            case .skip(let why):
+                return try await skip(loaded, because: why)
             }
-            return .succeeded
         }
         guard let providerID = ProviderID(rawValue: loaded.provider), let client = clients.client(for: providerID) else {
             return .retry(error: "no API client configured for provider \(loaded.provider); set its PAYHOOK_\(loaded.provider.uppercased())_* API credentials")
@@ -164,14 +171,44 @@ struct ChargeRecurringHandler: JobHandler {
         return try await reconcile(loaded, client: client)
     }
 
-    /// Why an attempt never sent must not be sent now, or nil.
-    static func skipReason(_ loaded: Loaded) -> String? {
+    /// Why an attempt never sent must not be sent now.
+    enum Hold: Equatable {
+        /// Not now: the subscription is paused, or its token is not usable while it is active.
+        case wait
+        /// Never: the subscription was canceled or went past due after the cycle was scheduled.
+        case skip(String)
+    }
+
+    /// What stops a never-sent attempt from being sent now, or nil when nothing does.
+    static func hold(_ loaded: Loaded) -> Hold? {
         switch loaded.subscriptionStatus {
-        case "paused", "canceled", "past_due": return "skipped: subscription is \(loaded.subscriptionStatus)"
+        case "paused": return .wait
+        case "canceled", "past_due": return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
         default: break
         }
-        guard loaded.tokenStatus == "active" else { return "skipped: vault token is \(loaded.tokenStatus)" }
-        return nil
+        return loaded.tokenStatus == "active" ? nil : .wait
+    }
+
+    /// Skips a never-sent attempt for good and tells the merchant (`subscription.charge_skipped`),
+    /// in one transaction: a cycle that fell due is never dropped silently.
+    private func skip(_ loaded: Loaded, because why: String) async throws -> JobOutcome {
+        let charge = loaded.charge
+        let queue = self.queue
+        let now = self.now()
+        let skipped = try await pool.transaction { connection in
+            guard try await !connection.query(SubscriptionSQL.skipCharge, [.int(charge.id), .text(why)]).rows.isEmpty else {
+                return false
+            }
+            let status = Subscription.Status(rawValue: loaded.subscriptionStatus) ?? .canceled
+            try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                "subscription.charge_skipped",
+                webhookID: "subscription.charge_skipped:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
+                loaded, ChargeResult(outcome: .declinedHard, providerStatus: "skipped"), reason: why, status: status, at: now),
+                on: connection)
+            return true
+        }
+        if skipped { count(loaded.provider, "skipped") }
+        return .succeeded
     }
 
     // MARK: Calling the provider
@@ -493,13 +530,13 @@ struct ChargeRecurringHandler: JobHandler {
     }
 
     static func callback(_ type: String, webhookID: String, _ loaded: Loaded, _ result: ChargeResult, reason: String,
-                         at date: Date) -> MerchantCallback {
+                         status: Subscription.Status = .pastDue, at date: Date) -> MerchantCallback {
         let charge = loaded.charge
         return MerchantCallback(
             webhookID: webhookID, type: type,
             data: .object([
                 .init("subscription_id", .int(charge.subscriptionID)), .init("reference", .string(loaded.subscriptionReference)),
-                .init("status", .string(Subscription.Status.pastDue.rawValue)), .init("reason", .string(reason)),
+                .init("status", .string(status.rawValue)), .init("reason", .string(reason)),
                 .init("cycle", .int(Int64(charge.cycle))), .init("attempt", .int(Int64(charge.attempt))),
                 .init("charge_id", .int(charge.id)), .init("provider", .string(loaded.provider)),
                 .init("provider_payment_id", .optional(result.providerPaymentID)),

@@ -32,7 +32,10 @@ struct NewSubscription: Sendable, Equatable {
                               "max_cycles", "end_at", "actor"]
 
     /// Validates a body; every error names the field at fault.
-    /// - Parameter now: the default `start_at`.
+    /// How far in the past `start_at` may lie.
+    static let maxStartAgo: TimeInterval = 86_400
+
+    /// - Parameter now: the default `start_at`, and what "in the past" is measured from.
     static func parse(_ body: [UInt8], now: Date) throws(OperationsError) -> NewSubscription {
         guard let object = AdminBody.object(body) else {
             throw .invalid("body", "the body must be a JSON object with vault_token, amount, interval and reference")
@@ -74,6 +77,11 @@ struct NewSubscription: Sendable, Equatable {
             startAt = date
         default:
             throw .invalid("start_at", "start_at must be an ISO 8601 time with an offset, e.g. 2025-01-31T09:00:00Z")
+        }
+        // Every cycle due since start_at would be charged at once: a monthly plan dated a year
+        // back makes 13 charges in one scheduler pass. A day of slack covers clocks and queues.
+        guard startAt >= now.addingTimeInterval(-maxStartAgo) else {
+            throw OperationsError(.unprocessable, "start_at is more than 24 hours in the past; every cycle since then would be charged at once. Start it now or later", field: "start_at")
         }
 
         guard case .string(let reference)? = object["reference"],

@@ -106,7 +106,8 @@ struct SubscriptionOperations: Sendable {
     }
 
     /// Stops charging for good. Charges already sent are settled as usual; attempts not yet
-    /// sent are skipped. Canceling a canceled subscription changes nothing.
+    /// sent are skipped, each with a `subscription.charge_skipped` callback. Canceling a canceled
+    /// subscription changes nothing.
     /// - Throws: `.conflict` for a completed subscription, `.notFound`, `.databaseUnavailable`.
     func cancel(id: Int64, by action: OperatorAction) async throws(OperationsError) -> Outcome {
         try await change(id: id, verb: "cancel", by: action) { subscription, connection in
@@ -141,7 +142,8 @@ struct SubscriptionOperations: Sendable {
     }
 
     /// Charges again, from the first cycle due at or after now: cycles that fell due while it
-    /// was paused or past due are not charged (and count toward `max_cycles`).
+    /// was paused or past due are not charged (and count toward `max_cycles`). Attempts of cycles
+    /// that fell due before the pause, which waited meanwhile, run now.
     /// - Throws: `.invalidArgument` (field `vault_token`) when its token is not active;
     ///   `.conflict` when canceled or completed (resuming an active one changes nothing).
     func resume(id: Int64, by action: OperatorAction) async throws(OperationsError) -> Outcome {
@@ -165,6 +167,7 @@ struct SubscriptionOperations: Sendable {
                     due = interval.dueDate(cycle: cycle, start: subscription.startAt)
                 }
                 try await connection.query(SubscriptionSQL.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
+                try await connection.query(SubscriptionSQL.wakeWaitingCharges, [.int(id), .timestamptz(now)])
                 return true
             }
         }

@@ -68,11 +68,21 @@ enum SubscriptionSQL {
         WHERE id = $1
         """
 
+    /// Wakes the never-sent attempts of subscription $1 that are due at $2 (the resuming
+    /// operator's clock): they waited while it was paused.
+    static let wakeWaitingCharges = """
+        UPDATE jobs j SET run_at = now()
+        FROM charges c
+        WHERE c.subscription_id = $1 AND c.status = 'pending' AND c.attempted_at IS NULL AND c.scheduled_at <= $2
+          AND j.unique_key = c.idempotency_key AND j.kind = 'charge_recurring' AND j.state IN ('available', 'retryable')
+        RETURNING j.id
+        """
+
     // MARK: Scheduler
 
     /// $1 now (the scheduler's clock), $2 batch size. Rows other schedulers hold are skipped.
     static let claimDue = """
-        SELECT s.id, s.interval::text AS interval, s.start_at, s.next_charge_at, s.cycle, s.max_cycles, s.end_at,
+        SELECT s.id, s.reference, s.interval::text AS interval, s.start_at, s.next_charge_at, s.cycle, s.max_cycles, s.end_at,
                s.amount_minor, s.currency, t.provider
         FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
         WHERE s.status = 'active' AND s.next_charge_at <= $1
@@ -362,7 +372,7 @@ enum SubscriptionSQL {
         ("lock_token_by_id", lockTokenByID), ("lock_token_by_provider_token", lockTokenByProviderToken),
         ("insert_subscription", insertSubscription), ("select_subscription", selectSubscription),
         ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
-        ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("claim_due", claimDue),
+        ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("wake_waiting_charges", wakeWaitingCharges), ("claim_due", claimDue),
         ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
         ("load_charge", loadCharge), ("lock_charge_by_id", lockChargeByID), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts),
         ("skip_charge", skipCharge),

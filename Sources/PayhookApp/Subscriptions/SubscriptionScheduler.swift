@@ -17,7 +17,9 @@ import Synchronization
 /// keys on `charges` and `jobs` are the second line of defence.
 ///
 /// Missed cycles (downtime, a clock jump) follow `SubscriptionSettings.catchUp`: `all` charges
-/// each once, oldest first; `latest` charges only the latest due one.
+/// each once, oldest first, but at most `maxCatchUp` of one subscription at once (the latest);
+/// `latest` charges only the latest due one. Cycles left out are reported to the merchant with
+/// one `subscription.cycles_skipped` callback.
 ///
 /// Threading: `tick` may be called from any task; `run` owns a loop until `stop()`.
 final class SubscriptionScheduler: Sendable {
@@ -52,6 +54,8 @@ final class SubscriptionScheduler: Sendable {
         self.now = now
         metrics?.describe("payhook_charges_scheduled_total", type: "counter",
                           help: "First charge attempts created by the subscription scheduler.")
+        metrics?.describe("payhook_cycles_skipped_total", type: "counter",
+                          help: "Missed subscription cycles never charged (catch-up latest or beyond PAYHOOK_SCHEDULER_MAX_CATCH_UP), each reported to the merchant.")
     }
 
     // MARK: Loop
@@ -131,6 +135,9 @@ final class SubscriptionScheduler: Sendable {
     struct Plan: Sendable, Equatable {
         /// Cycles to charge now, with their due dates.
         var charges: [(cycle: Int, dueAt: Date)]
+        /// Missed cycles that will never be charged (catch-up `latest`, or beyond
+        /// `maxCatchUp`); the merchant is told.
+        var skipped: ClosedRange<Int>? = nil
         var nextCycle: Int
         var nextChargeAt: Date
         var status: Subscription.Status
@@ -138,13 +145,17 @@ final class SubscriptionScheduler: Sendable {
 
         static func == (lhs: Plan, rhs: Plan) -> Bool {
             lhs.charges.map(\.cycle) == rhs.charges.map(\.cycle) && lhs.charges.map(\.dueAt) == rhs.charges.map(\.dueAt)
+                && lhs.skipped == rhs.skipped
                 && lhs.nextCycle == rhs.nextCycle && lhs.nextChargeAt == rhs.nextChargeAt && lhs.status == rhs.status
                 && lhs.statusReason == rhs.statusReason
         }
     }
 
+    /// - Parameter maxCatchUp: most cycles charged when several fell due at once (after
+    ///   downtime); the older ones are skipped. `latest` is the same with one.
     static func plan(interval: SubscriptionInterval, startAt: Date, cycle firstCycle: Int, maxCycles: Int?, endAt: Date?,
-                     now: Date, catchUp: SubscriptionSettings.CatchUp, limit: Int = maxCyclesPerBatch) -> Plan {
+                     now: Date, catchUp: SubscriptionSettings.CatchUp, maxCatchUp: Int = .max,
+                     limit: Int = maxCyclesPerBatch) -> Plan {
         func due(_ cycle: Int) -> Date { interval.dueDate(cycle: cycle, start: startAt) }
         func beyondEnd(_ cycle: Int) -> Bool {
             if let maxCycles, cycle > maxCycles { return true }
@@ -152,11 +163,14 @@ final class SubscriptionScheduler: Sendable {
             return false
         }
         var cycle = max(1, firstCycle)
-        if catchUp == .latest {
-            var latest = interval.lastCycle(dueAtOrBefore: now, start: startAt)
-            if let maxCycles { latest = min(latest, maxCycles) }
-            if let endAt { latest = min(latest, interval.lastCycle(dueAtOrBefore: endAt, start: startAt)) }
-            cycle = max(cycle, latest)
+        var skipped: ClosedRange<Int>?
+        let keep = catchUp == .latest ? 1 : max(1, maxCatchUp)
+        var latest = interval.lastCycle(dueAtOrBefore: now, start: startAt)
+        if let maxCycles { latest = min(latest, maxCycles) }
+        if let endAt { latest = min(latest, interval.lastCycle(dueAtOrBefore: endAt, start: startAt)) }
+        if latest - cycle >= keep {
+            skipped = cycle...(latest - keep)
+            cycle = latest - keep + 1
         }
         var charges: [(cycle: Int, dueAt: Date)] = []
         while charges.count < limit, !beyondEnd(cycle), due(cycle) <= now {
@@ -164,18 +178,39 @@ final class SubscriptionScheduler: Sendable {
             cycle += 1
         }
         let finished = beyondEnd(cycle)
-        return Plan(charges: charges, nextCycle: cycle, nextChargeAt: due(cycle), status: finished ? .completed : .active,
-                    statusReason: finished ? "last cycle \(cycle - 1) scheduled" : nil)
+        return Plan(charges: charges, skipped: skipped, nextCycle: cycle, nextChargeAt: due(cycle),
+                    status: finished ? .completed : .active, statusReason: finished ? "last cycle \(cycle - 1) scheduled" : nil)
     }
 
     private struct BatchResult {
         var claimed = 0
         var created = 0
+        var skipped = 0
         var stillDue = false
+    }
+
+    /// `subscription.cycles_skipped`: missed cycles that will not be charged, so the merchant
+    /// can settle them another way. The webhook-id names the range, so a replayed batch is one fact.
+    static func skippedCallback(_ due: DueSubscription, reference: String, cycles: ClosedRange<Int>,
+                                catchUp: SubscriptionSettings.CatchUp, at now: Date) -> MerchantCallback {
+        let reason = catchUp == .latest
+            ? "PAYHOOK_SCHEDULER_CATCH_UP=latest charges only the latest missed cycle"
+            : "more cycles fell due at once than PAYHOOK_SCHEDULER_MAX_CATCH_UP allows; the latest are charged"
+        return MerchantCallback(
+            webhookID: "subscription.cycles_skipped:\(due.id):c\(cycles.lowerBound)-c\(cycles.upperBound)",
+            type: "subscription.cycles_skipped",
+            data: .object([
+                .init("subscription_id", .int(due.id)), .init("reference", .string(reference)),
+                .init("first_cycle", .int(Int64(cycles.lowerBound))), .init("last_cycle", .int(Int64(cycles.upperBound))),
+                .init("count", .int(Int64(cycles.count))), .init("reason", .string(reason)),
+                .init("amount", .object([.init("value", .int(due.amountMinor)), .init("currency", .string(due.currency))])),
+            ]),
+            orderID: nil, subscriptionID: due.id, url: nil, occurredAt: now)
     }
 
     private func scheduleBatch(now: Date) async throws -> BatchResult {
         let catchUp = settings.catchUp
+        let maxCatchUp = settings.maxCatchUp
         let batchSize = settings.schedulerBatchSize
         let maxAttempts = settings.chargeMaxAttempts
         let result = try await pool.transaction { connection in
@@ -199,7 +234,13 @@ final class SubscriptionScheduler: Sendable {
                     continue
                 }
                 let plan = Self.plan(interval: interval, startAt: due.startAt, cycle: due.cycle, maxCycles: due.maxCycles,
-                                     endAt: due.endAt, now: now, catchUp: catchUp)
+                                     endAt: due.endAt, now: now, catchUp: catchUp, maxCatchUp: maxCatchUp)
+                if let skipped = plan.skipped {
+                    result.skipped += skipped.count
+                    try await MerchantCallbackOutbox(queue: queue).enqueue(
+                        Self.skippedCallback(due, reference: try row.decode("reference"), cycles: skipped, catchUp: catchUp, at: now),
+                        on: connection)
+                }
                 for charge in plan.charges {
                     let key = Charge.idempotencyKey(namespace: namespace, subscriptionID: due.id, cycle: charge.cycle, attempt: 1)
                     charges.append(.object([
@@ -225,6 +266,10 @@ final class SubscriptionScheduler: Sendable {
             return result
         }
         if result.created > 0 { metrics?.increment("payhook_charges_scheduled_total", by: UInt64(result.created)) }
+        if result.skipped > 0 {
+            metrics?.increment("payhook_cycles_skipped_total", by: UInt64(result.skipped))
+            logger.warning("missed cycles skipped by the catch-up rule", ["cycles.skipped": .init(result.skipped)])
+        }
         return result
     }
 
