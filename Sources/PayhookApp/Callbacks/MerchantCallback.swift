@@ -68,21 +68,24 @@ enum CallbackSQL {
         FROM merchant_callbacks WHERE id = $1
         """
 
-    /// One attempt's result. `$2` is the new status (`pending` while retrying).
+    /// One attempt's result. `$2` is the new status (`pending` while retrying). A delivered
+    /// callback is final; a failed or gone one is attempted again only when replayed.
     static let recordAttempt = """
         UPDATE merchant_callbacks
         SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4,
             delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
-        WHERE id = $1 AND status = 'pending'
+        WHERE id = $1 AND status <> 'delivered'
         """
 
-    /// The merchant acknowledged `order.paid`: the order is fulfilled.
+    /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
+    /// had failed and an operator replayed it).
     static let markOrderFulfilled = """
-        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(), updated_at = now()
-        WHERE id = $1 AND fulfillment_status = 'pending'
+        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(), review_reason = NULL, updated_at = now()
+        WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
         """
 
-    /// The merchant's endpoint is gone (410): fulfillment failed and needs a person.
+    /// The merchant's endpoint is gone (410), or the last attempt failed: fulfillment failed
+    /// and needs a person.
     static let markOrderFulfillmentFailed = """
         UPDATE orders SET fulfillment_status = 'failed', review_reason = $2, updated_at = now()
         WHERE id = $1 AND fulfillment_status = 'pending'

@@ -9,7 +9,8 @@ import PayhookQueue
 /// 2xx delivers (and an `order.paid` callback marks its order fulfilled); 410 Gone stops for
 /// good (the job is discarded into a dead letter an operator can replay once the endpoint is
 /// back); any other status, a timeout or a connection failure is retried with the queue's
-/// backoff, always under the same `webhook-id`.
+/// backoff, always under the same `webhook-id`, and after the last attempt the callback (and
+/// the order of an `order.paid`) is `failed`. Replaying the dead letter delivers it again.
 struct MerchantCallbackDelivery: JobHandler {
     static let kind = MerchantCallbackOutbox.jobKind
 
@@ -41,7 +42,10 @@ struct MerchantCallbackDelivery: JobHandler {
         let id: Int64 = try row.decode("id")
         let type: String = try row.decode("type")
         let orderID: Int64? = try row.decode("order_id")
-        guard try row.decode("status", as: String.self) == "pending" else { return .succeeded }
+        // Delivered is final: never sent twice. A `failed` or `gone` callback whose job runs
+        // again was replayed by an operator (its endpoint is back): it is delivered again, with
+        // the same webhook-id and frozen body.
+        guard try row.decode("status", as: String.self) != "delivered" else { return .succeeded }
 
         guard let signer else {
             return .retry(error: "PAYHOOK_FULFILLMENT_SECRET is not set: callbacks are never sent unsigned")
@@ -63,7 +67,7 @@ struct MerchantCallbackDelivery: JobHandler {
                                                              timeout: timeout))
         } catch {
             let message = "merchant endpoint unreachable: \(error.kind)"
-            try await record(id, status: job.isLastAttempt ? "failed" : "pending", code: nil, error: message)
+            try await recordFailedAttempt(id, job, type: type, orderID: orderID, code: nil, error: message)
             count(type, "error")
             return .retry(error: message)
         }
@@ -90,16 +94,28 @@ struct MerchantCallbackDelivery: JobHandler {
             return .discard(reason: reason)
         default:
             let message = "merchant endpoint answered HTTP \(response.status)"
-            try await record(id, status: job.isLastAttempt ? "failed" : "pending", code: response.status, error: message)
+            try await recordFailedAttempt(id, job, type: type, orderID: orderID, code: response.status, error: message)
             count(type, "failed_attempt")
             return .retry(error: message)
         }
     }
 
-    private func record(_ id: Int64, status: String, code: Int?, error: String) async throws {
-        try await pool.query(CallbackSQL.recordAttempt, [
-            .int(id), .text(status), code.map { .int(Int64($0)) } ?? .null, .text(error),
-        ])
+    /// A failed attempt: the callback stays `pending` while the job retries; on the last
+    /// attempt it is `failed` and, for `order.paid`, so is the order's fulfillment (with the
+    /// reason), instead of a `pending` that no job will ever change.
+    private func recordFailedAttempt(_ id: Int64, _ job: Job, type: String, orderID: Int64?, code: Int?,
+                                     error: String) async throws {
+        let last = job.isLastAttempt
+        try await pool.transaction { connection in
+            try await connection.query(CallbackSQL.recordAttempt, [
+                .int(id), .text(last ? "failed" : "pending"), code.map { .int(Int64($0)) } ?? .null, .text(error),
+            ])
+            if last, type == "order.paid", let orderID {
+                try await connection.query(CallbackSQL.markOrderFulfillmentFailed, [
+                    .int(orderID), .text("order.paid callback failed after \(job.attempt) attempts: \(error); replay its dead letter once the endpoint is fixed"),
+                ])
+            }
+        }
     }
 
     private func count(_ type: String, _ outcome: String) {
