@@ -70,4 +70,73 @@ struct FulfillmentEdgeTests {
         #expect(harness.endpoint.received.count == 3)
         #expect(try await harness.order(order.id).callbacks.map(\.status) == ["delivered"])
     }
+
+    /// Runs every due fulfillment and callback job, as a worker would, until none is due.
+    private func runDueJobs(_ harness: FulfillmentHarness, _ handlers: [AnyJobHandler], _ queue: JobQueue) async throws {
+        let byKind = Dictionary(uniqueKeysWithValues: handlers.map { ($0.kind, $0) })
+        for _ in 0..<20 {
+            let jobs = try await queue.claim(limit: 50, kinds: Array(byKind.keys), worker: "t", lease: .seconds(60))
+            if jobs.isEmpty { return }
+            for job in jobs {
+                let outcome: JobOutcome
+                do { outcome = try await byKind[job.kind]!.run(job) } catch { outcome = .retry(error: "\(error)") }
+                try await queue.record(outcome, for: job)
+            }
+        }
+    }
+
+    @Test("every order of Adyen's paid lifecycle (authorisation, capture, the capture again), with the fulfillment job running between deliveries, sends exactly one order.paid per order and sends none to review")
+    func everyPermutation() async throws {
+        let harness = try await FulfillmentHarness.make("edge_permutations")
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let queue = harness.queue()
+        let handlers = try harness.handlers()
+        var orders: [Int64] = []
+        for (index, order) in permutations([0, 1, 2]).enumerated() {
+            let reference = "perm-\(index)"
+            let registered = try await harness.register(FulfillmentTests.registration(reference))
+            let paid = FulfillmentHarness.adyenPaid(psp: "PSP-P\(index)", reference: reference, value: 1999)
+            let events = [paid[0], paid[1], paid[1]]
+            for position in order {
+                try await harness.deliver([events[position]], processor: processor)
+                try await runDueJobs(harness, handlers, queue)
+            }
+            orders.append(registered.id)
+        }
+        // Time passes: anything still waiting runs again.
+        for _ in 0..<3 {
+            try await harness.pool.query("UPDATE jobs SET run_at = now() WHERE state = 'retryable'")
+            try await runDueJobs(harness, handlers, queue)
+        }
+        for id in orders {
+            let order = try await harness.order(id)
+            #expect(order.fulfillmentStatus == "fulfilled", "order \(id): \(order.fulfillmentStatus) \(order.reviewReason ?? "")")
+        }
+        let webhookIDs = harness.endpoint.received.compactMap { $0.header("webhook-id") }
+        #expect(webhookIDs.count == orders.count)
+        #expect(Set(webhookIDs) == Set(orders.map { "order.paid.\($0)" }))
+        #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters") == 0)
+    }
+
+    @Test("a capture whose amount never arrives goes to review only after the bounded checks, naming the missing fact")
+    func missingFactBounded() async throws {
+        let harness = try await FulfillmentHarness.make("edge_missing_fact")
+        defer { harness.endpoint.stop() }
+        let order = try await harness.register(FulfillmentTests.registration("order-33"))
+        let capture = FulfillmentHarness.adyenPaid(psp: "PSP33", reference: "order-33", value: 1999)[1]
+        try await harness.deliver([capture], processor: harness.processor())
+        let queue = harness.queue()
+        let handlers = try harness.handlers()
+        try await runDueJobs(harness, handlers, queue)
+        #expect(try await harness.order(order.id).fulfillmentStatus == "pending")
+        for _ in 0..<12 {
+            try await harness.pool.query("UPDATE jobs SET run_at = now() WHERE state = 'retryable'")
+            try await runDueJobs(harness, handlers, queue)
+        }
+        let reviewed = try await harness.order(order.id)
+        #expect(reviewed.fulfillmentStatus == "needs_review")
+        #expect(reviewed.reviewReason?.contains("has no reported amount yet, still after 10 checks") == true, "\(reviewed.reviewReason ?? "")")
+        #expect(harness.endpoint.received.isEmpty)
+    }
 }

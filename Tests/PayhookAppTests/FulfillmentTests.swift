@@ -215,6 +215,7 @@ struct FulfillmentCheckTests {
     static func verdict(_ order: OrderRecord, _ settings: FulfillmentSettings = FulfillmentSettings()) -> String {
         switch FulfillmentCheck.evaluate(order, settings: settings) {
         case .fulfill: "fulfill"
+        case .wait(let missing): "wait: " + missing
         case .mismatch(let reason): reason
         }
     }
@@ -227,34 +228,38 @@ struct FulfillmentCheckTests {
         #expect(Self.verdict(Self.order([Self.payment("P0", 1999, status: "declined"), Self.payment("P1", 1999)])) == "fulfill")
     }
 
-    @Test("underpaid, overpaid, other currency, other reference and unknown amount are mismatches")
+    @Test("overpaid, other currency and other reference are mismatches; underpaid and an unknown amount wait for the missing fact")
     func mismatches() {
-        #expect(Self.verdict(Self.order([Self.payment("P1", 1998)])).hasPrefix("amount mismatch (underpaid)"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", 1998)])).hasPrefix("wait: amount mismatch (underpaid so far)"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 2000)])).hasPrefix("amount mismatch (overpaid)"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, "USD")])).hasPrefix("currency mismatch"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, reference: "order-2")])).hasPrefix("merchant reference mismatch"))
-        #expect(Self.verdict(Self.order([Self.payment("P1", nil)])).contains("no reported amount"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", nil)])) == "wait: payment P1 has no reported amount yet")
+        // A contradiction wins over a missing fact: nothing is worth waiting for.
+        #expect(Self.verdict(Self.order([Self.payment("P1", nil), Self.payment("P2", 1999, "USD")])).hasPrefix("currency mismatch"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", nil), Self.payment("P2", 2000)])).hasPrefix("amount mismatch (overpaid)"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999)], expected: nil, currency: nil)).contains("never registered"))
     }
 
     @Test("only captured money is paid unless authorized is allowed; refunded or pending money is not")
     func paidStatuses() {
         let authorized = Self.order([Self.payment("P1", 1999, status: "authorized")])
-        #expect(Self.verdict(authorized).hasPrefix("no paid payment"))
+        #expect(Self.verdict(authorized).hasPrefix("wait: no paid payment"))
         var settings = FulfillmentSettings()
         settings.fulfillOnAuthorized = true
         #expect(Self.verdict(authorized, settings) == "fulfill")
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, status: "refunded")])).hasPrefix("no paid payment"))
-        #expect(Self.verdict(Self.order([Self.payment("P1", 1999)], status: "canceled")).contains("provider order status is canceled"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", 1999)], status: "canceled")).hasPrefix("provider order status is canceled"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", 1999)], status: "pending")).hasPrefix("wait: provider order status is pending"))
     }
 
-    @Test("a funding restriction refuses other and unreported funding types")
+    @Test("a funding restriction refuses other funding types and waits for an unreported one")
     func funding() {
         var settings = FulfillmentSettings()
         settings.allowedFunding = ["credit"]
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999)]), settings) == "fulfill")
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, funding: "prepaid")]), settings).contains("funding prepaid"))
-        #expect(Self.verdict(Self.order([Self.payment("P1", 1999, funding: nil)]), settings).contains("funding unreported"))
+        #expect(Self.verdict(Self.order([Self.payment("P1", 1999, funding: nil)]), settings) == "wait: funding of payment P1 is not reported yet")
     }
 }
 

@@ -8,7 +8,9 @@ import PayhookQueue
 /// once the merchant acknowledges it (`MerchantCallbackDelivery`).
 ///
 /// The check runs with the order row locked, so it sees a consistent set of payments. A
-/// mismatch never fulfills: the order becomes `needs_review` with the reason, the job is
+/// missing fact (a capture whose authorisation, with the amount, has not arrived) waits: the
+/// job is retried and woken when the order's payments change, and only after `checks` goes to
+/// review. A mismatch never fulfills: the order becomes `needs_review` with the reason, the job is
 /// discarded into a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts
 /// it. Running again (a replay, a crash before the outcome was recorded) repeats the decision
 /// and changes nothing twice: the callback's webhook-id is derived from the order.
@@ -26,6 +28,10 @@ struct FulfillOrderHandler: JobHandler {
     }
 
     static func paidWebhookID(orderID: Int64) -> String { "order.paid.\(orderID)" }
+
+    /// Checks of an order that lacks a fact before it goes to review: the job's attempts, at
+    /// most ten (about 17 minutes with the standard backoff).
+    static func checks(_ job: Job) -> Int { min(job.maxAttempts, 10) }
 
     func run(_ job: Job) async throws -> JobOutcome {
         let orderID: Int64
@@ -57,6 +63,14 @@ struct FulfillOrderHandler: JobHandler {
                 // and paid in one go by an operator replay) moves too.
                 try await connection.query("UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'", [.int(order.id)])
                 return .succeeded
+            case .wait(let missing) where job.attempt < Self.checks(job):
+                // Nothing is decided: the fact may still arrive (the processor wakes this job
+                // when the order's payments change).
+                return .retry(error: "waiting: \(missing)")
+            case .wait(let missing):
+                let reason = "\(missing), still after \(job.attempt) checks"
+                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                return .discard(reason: "fulfillment_mismatch: \(reason)")
             case .mismatch(let reason):
                 try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")

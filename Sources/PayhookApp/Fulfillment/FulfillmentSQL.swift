@@ -48,6 +48,15 @@ enum FulfillmentSQL {
           AND EXISTS (SELECT 1 FROM merchant_callbacks c WHERE c.order_id = p.order_id AND c.type = 'order.paid')
         """
 
+    /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint
+    /// array) that processing just changed: they run now instead of after their backoff.
+    static let wakeWaitingFulfillment = """
+        UPDATE jobs SET run_at = now()
+        WHERE unique_key IN (SELECT 'fulfill_order:' || o.id FROM orders o
+                             WHERE o.id = ANY($1::bigint[]) AND o.fulfillment_status = 'pending')
+          AND state = 'retryable' AND run_at > now()
+        """
+
     static let selectOrder = """
         SELECT id, provider, account, provider_order_id, merchant_reference, expected_amount_minor, expected_currency,
                amount_minor, currency, status, fulfillment_status, review_reason, callback_url, registered_at,

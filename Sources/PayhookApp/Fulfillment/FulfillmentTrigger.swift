@@ -50,6 +50,7 @@ struct FulfillmentTrigger: Sendable {
             }
         }
         try await queue.enqueue(jobs, on: connection)
+        try await connection.query(FulfillmentSQL.wakeWaitingFulfillment, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
             for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {
