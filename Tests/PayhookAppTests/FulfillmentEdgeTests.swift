@@ -139,4 +139,29 @@ struct FulfillmentEdgeTests {
         #expect(reviewed.reviewReason?.contains("has no reported amount yet, still after 10 checks") == true, "\(reviewed.reviewReason ?? "")")
         #expect(harness.endpoint.received.isEmpty)
     }
+
+    @Test("two accounts may register the same merchant reference; a payment links to and fulfills only the order of the account whose route delivered it")
+    func accountsDoNotCross() async throws {
+        let harness = try await FulfillmentHarness.make("edge_accounts")
+        defer { harness.endpoint.stop() }
+        let shopA = try await harness.register(FulfillmentTests.registration("1001", extra: #", "account": "shop-a""#))
+        let shopB = try await harness.register(FulfillmentTests.registration("1001", extra: #", "account": "shop-b""#))
+        #expect(shopA.id != shopB.id)
+        for body in FulfillmentHarness.adyenPaid(psp: "PSP-B1001", reference: "1001", value: 1999) {
+            try await harness.pool.query(
+                "INSERT INTO inbound_events (provider, account, dedup_key, body, next_attempt_at) VALUES ('adyen', 'shop-b', $1, $2, $3)",
+                [.text(UUID().uuidString), .bytea(Array(body.utf8)), .timestamptz(harness.processing.clock.now)])
+        }
+        // The same reference on the default route belongs to neither shop.
+        try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP-D1001", reference: "1001", value: 1999),
+                                  processor: harness.processor())
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(shopB.id).fulfillmentStatus == "fulfilled")
+        #expect(try await harness.order(shopB.id).payments.map(\.providerPaymentID) == ["PSP-B1001"])
+        let a = try await harness.order(shopA.id)
+        #expect(a.fulfillmentStatus == "none" && a.payments.isEmpty)
+        #expect(harness.endpoint.received.compactMap { $0.header("webhook-id") } == ["order.paid.\(shopB.id)"])
+        #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM payments WHERE provider_payment_id = 'PSP-D1001' AND order_id IS NULL") == 1)
+    }
 }
+

@@ -228,12 +228,15 @@ struct FulfillmentCheckTests {
         #expect(Self.verdict(Self.order([Self.payment("P0", 1999, status: "declined"), Self.payment("P1", 1999)])) == "fulfill")
     }
 
-    @Test("overpaid, other currency and other reference are mismatches; underpaid and an unknown amount wait for the missing fact")
+    @Test("overpaid, other currency, other reference and other account are mismatches; underpaid and an unknown amount wait for the missing fact")
     func mismatches() {
         #expect(Self.verdict(Self.order([Self.payment("P1", 1998)])).hasPrefix("wait: amount mismatch (underpaid so far)"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 2000)])).hasPrefix("amount mismatch (overpaid)"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, "USD")])).hasPrefix("currency mismatch"))
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999, reference: "order-2")])).hasPrefix("merchant reference mismatch"))
+        var otherAccount = Self.payment("P1", 1999)
+        otherAccount.account = "shop-b"
+        #expect(Self.verdict(Self.order([otherAccount])).hasPrefix("account mismatch: payment P1 was delivered for account shop-b"))
         #expect(Self.verdict(Self.order([Self.payment("P1", nil)])) == "wait: payment P1 has no reported amount yet")
         // A contradiction wins over a missing fact: nothing is worth waiting for.
         #expect(Self.verdict(Self.order([Self.payment("P1", nil), Self.payment("P2", 1999, "USD")])).hasPrefix("currency mismatch"))

@@ -10,7 +10,8 @@
 /// - the paid payments (captured; authorized too when configured) are all in the expected
 ///   currency and add up to exactly the expected minor units: more is overpaid (a mismatch),
 ///   less may be a capture still to come (wait);
-/// - every paid payment that carries a merchant reference carries the registered one;
+/// - every paid payment was delivered for the order's account (per-account routes), and every
+///   one that carries a merchant reference carries the registered one;
 /// - when funding types are restricted, every paid payment reports an allowed one (an
 ///   unreported one: wait).
 enum FulfillmentCheck {
@@ -44,6 +45,9 @@ enum FulfillmentCheck {
         var total: Int64 = 0
         var missing: String?
         for payment in paid {
+            guard payment.account == order.account else {
+                return .mismatch("account mismatch: payment \(payment.providerPaymentID) was delivered for account \(Self.name(payment.account)), the order belongs to \(Self.name(order.account))")
+            }
             if let reference = payment.merchantReference, let expected = order.merchantReference, reference != expected {
                 return .mismatch("merchant reference mismatch: payment \(payment.providerPaymentID) names \(reference), order is \(expected)")
             }
@@ -76,4 +80,6 @@ enum FulfillmentCheck {
         }
         return .fulfill
     }
+
+    private static func name(_ account: String) -> String { account.isEmpty ? "(default route)" : account }
 }

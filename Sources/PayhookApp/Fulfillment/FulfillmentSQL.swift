@@ -2,14 +2,16 @@
 /// processor's, so one prepared statement serves any batch size.
 enum FulfillmentSQL {
     /// Payments just written (`$1`, a bigint array) that name no order but carry the merchant
-    /// reference of a registered order (Adyen and PXP payments know only the reference).
+    /// reference of a registered order of the same account (Adyen and PXP payments know only
+    /// the reference; two accounts may both have an order `1001`).
     /// Returns the orders they now belong to.
     static let linkPaymentsByReference = """
         WITH candidates AS (
             SELECT p.id, o.id AS order_id
             FROM payments p
             CROSS JOIN LATERAL (SELECT o.id FROM orders o
-                                WHERE o.provider = p.provider AND o.merchant_reference = p.merchant_reference
+                                WHERE o.provider = p.provider AND o.account = p.account
+                                  AND o.merchant_reference = p.merchant_reference
                                   AND o.registered_at IS NOT NULL) AS o
             WHERE p.id = ANY($1::bigint[]) AND p.order_id IS NULL AND p.merchant_reference IS NOT NULL
         )
@@ -18,10 +20,10 @@ enum FulfillmentSQL {
         RETURNING c.order_id
         """
 
-    /// Links earlier payments to an order registered after they arrived.
+    /// Links earlier payments of the order's account ($4) to an order registered after they arrived.
     static let linkPaymentsToOrder = """
         UPDATE payments SET order_id = $1, updated_at = now()
-        WHERE provider = $2 AND merchant_reference = $3 AND order_id IS NULL
+        WHERE provider = $2 AND merchant_reference = $3 AND account = $4 AND order_id IS NULL
         """
 
     /// The follow-ups owed for the orders `$1` (a bigint array):
@@ -68,7 +70,7 @@ enum FulfillmentSQL {
 
     static let selectPayments = """
         SELECT id, provider_payment_id, merchant_reference, amount_minor, currency, refunded_minor, status,
-               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at
+               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account
         FROM payments WHERE order_id = $1 ORDER BY id
         """
 

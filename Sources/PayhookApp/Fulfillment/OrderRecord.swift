@@ -18,6 +18,8 @@ struct OrderRecord: Sendable {
         var chargebacks: Int
         var chargebackReversals: Int
         var updatedAt: Date
+        /// The payhook account whose route delivered it (`""`: the default route).
+        var account: String = ""
     }
 
     struct Callback: Sendable {
@@ -85,7 +87,7 @@ extension OrderRecord {
                     status: try row.decode("status"), statusDetail: try row.decode("status_detail"),
                     method: try row.decode("method"), funding: try row.decode("funding"),
                     chargebacks: try row.decode("chargebacks"), chargebackReversals: try row.decode("chargeback_reversals"),
-                    updatedAt: try row.decode("updated_at"))
+                    updatedAt: try row.decode("updated_at"), account: try row.decode("account"))
         }
         if withCallbacks {
             order.callbacks = try await connection.query(FulfillmentSQL.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in

@@ -86,8 +86,9 @@ struct OrderService: Sendable {
         }
         try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
 
-        let byOrderID = try await existingID(OrderSQL.selectByProviderOrderID, provider, registration.providerOrderID, connection)
-        let byReference = try await existingID(OrderSQL.selectByReference, provider, registration.merchantReference, connection)
+        let byOrderID = try await existingID(OrderSQL.selectByProviderOrderID, [.text(provider)], registration.providerOrderID, connection)
+        let byReference = try await existingID(OrderSQL.selectByReference, [.text(provider), .text(registration.account)],
+                                               registration.merchantReference, connection)
         if let byOrderID, let byReference, byOrderID != byReference {
             throw OperationsError(.conflict, "provider_order_id and merchant_reference belong to two different orders (\(byOrderID), \(byReference))")
         }
@@ -97,6 +98,9 @@ struct OrderService: Sendable {
         if let existing = byOrderID ?? byReference {
             guard let order = try await OrderRecord.load(id: existing, forUpdate: true, on: connection) else {
                 throw OperationsError(.notFound, "order \(existing) disappeared")
+            }
+            guard order.account == registration.account else {
+                throw OperationsError(.conflict, "provider_order_id belongs to an order of another account (order \(order.id))", field: "account")
             }
             if order.registeredAt != nil {
                 let same = order.expectedAmountMinor == amount.minorUnits && order.expectedCurrency == amount.currency
@@ -130,15 +134,17 @@ struct OrderService: Sendable {
             created = true
         }
         if let reference = registration.merchantReference {
-            try await connection.query(FulfillmentSQL.linkPaymentsToOrder, [.int(orderID), .text(provider), .text(reference)])
+            try await connection.query(FulfillmentSQL.linkPaymentsToOrder, [
+                .int(orderID), .text(provider), .text(reference), .text(registration.account),
+            ])
         }
         try await trigger.afterRegistration(orderID: orderID, on: connection)
         return (try await reload(orderID, connection), created)
     }
 
-    private func existingID(_ sql: String, _ provider: String, _ key: String?, _ connection: PostgresConnection) async throws -> Int64? {
+    private func existingID(_ sql: String, _ scope: [PostgresValue], _ key: String?, _ connection: PostgresConnection) async throws -> Int64? {
         guard let key else { return nil }
-        return try await connection.query(sql, [.text(provider), .text(key)]).rows.first?.decode("id", as: Int64.self)
+        return try await connection.query(sql, scope + [.text(key)]).rows.first?.decode("id", as: Int64.self)
     }
 
     private func reload(_ id: Int64, _ connection: PostgresConnection) async throws -> OrderRecord {
@@ -165,7 +171,8 @@ struct OrderService: Sendable {
 
 enum OrderSQL {
     static let selectByProviderOrderID = "SELECT id FROM orders WHERE provider = $1 AND provider_order_id = $2"
-    static let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND merchant_reference = $2"
+    /// $1 provider, $2 account, $3 merchant reference: references are unique per account.
+    static let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3"
 
     static let insertRegistered = """
         INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
@@ -183,7 +190,8 @@ enum OrderSQL {
                expected_currency = $5, callback_url = $6, registered_at = now(), updated_at = now()
         WHERE id = $1
           AND NOT EXISTS (SELECT 1 FROM orders other
-                          WHERE other.id <> $1 AND other.provider = orders.provider AND other.merchant_reference = $2)
+                          WHERE other.id <> $1 AND other.provider = orders.provider AND other.account = orders.account
+                            AND other.merchant_reference = $2)
         RETURNING id
         """
 }

@@ -60,11 +60,11 @@ struct CanonicalEventApplier: Sendable {
     /// - Returns: the orders and payments the events touched, for fulfillment's follow-ups.
     /// - Throws: `PostgresError` from any statement; the caller rolls back to its savepoint.
     @discardableResult
-    func apply(_ events: [ApplicableEvent], inboundEventID: Int64, receivedAt: Date,
+    func apply(_ events: [ApplicableEvent], inboundEventID: Int64, account: String = "", receivedAt: Date,
                on connection: PostgresConnection) async throws -> TouchedRows {
         var touched = TouchedRows()
         for (index, applicable) in events.enumerated() {
-            let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt)
+            let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt, account: account)
             switch applicable.event {
             case .payment(let snapshot):
                 let written = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
@@ -124,6 +124,10 @@ struct CanonicalEventApplier: Sendable {
         let inboundEventID: Int64
         let index: Int
         let receivedAt: Date
+        /// The payhook account whose route (and key ring) verified the delivery, `""` for the
+        /// default route. Payments and orders belong to it: orders registered for one account
+        /// are linked to and fulfilled by that account's payments only.
+        var account: String = ""
         /// A stable reference for adjustments a provider gives no reference of their own
         /// (chargebacks, reversals, capture failures): the same inbound event item always
         /// yields the same reference, so a replay records nothing twice.
@@ -139,7 +143,7 @@ struct CanonicalEventApplier: Sendable {
         var resolvedOrderID = orderID
         if resolvedOrderID == nil, let providerOrderID = snapshot.providerOrderID {
             resolvedOrderID = try await ensureOrder(provider: provider, providerOrderID: providerOrderID,
-                                                    account: snapshot.account, on: connection)
+                                                    account: source.account, on: connection)
         }
         if let token = snapshot.vaultToken { _ = try await applyToken(token, on: connection) }
 
@@ -166,6 +170,9 @@ struct CanonicalEventApplier: Sendable {
         let outcome = PaymentMerge.merge(current, with: snapshot, fetched: fetched, adjustments: totals)
         var next = outcome.state
         if next.orderID == nil { next.orderID = resolvedOrderID }
+        // The account of the first delivery that wrote the payment, never the payload's word.
+        next.account = stored == nil || stored?.state.account == nil ? (source.account.isEmpty ? nil : source.account)
+            : stored?.state.account
         let status = next.status ?? .pending
         next.status = status
 
@@ -340,7 +347,7 @@ struct CanonicalEventApplier: Sendable {
                 ])
             }
         } else {
-            orderID = try await insertOrder(order, on: connection)
+            orderID = try await insertOrder(order, account: source.account, on: connection)
         }
         for payment in order.payments {
             try await applyPayment(payment, fetched: true, orderID: orderID, source: source, note: nil, on: connection)
@@ -362,12 +369,12 @@ struct CanonicalEventApplier: Sendable {
         return orderID
     }
 
-    private func insertOrder(_ order: OrderSnapshot, on connection: PostgresConnection) async throws -> Int64 {
+    private func insertOrder(_ order: OrderSnapshot, account: String, on connection: PostgresConnection) async throws -> Int64 {
         let provider = order.provider.rawValue
         var reference = order.merchantReference
         for _ in 0..<2 {
             let rows = try await connection.query(ProcessingSQL.insertOrder, [
-                .text(provider), .text(order.account ?? ""), .text(order.providerOrderID), Self.text(reference),
+                .text(provider), .text(account), .text(order.providerOrderID), Self.text(reference),
                 Self.int(order.amount?.minorUnits), Self.text(order.amount?.currency),
                 .text(order.status?.rawValue ?? "created"), Self.date(order.updatedAt),
             ])
@@ -375,7 +382,7 @@ struct CanonicalEventApplier: Sendable {
             let existing = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
             if let id = try existing.rows.first?.decode("id", as: Int64.self) { return id }
             // Another provider order already holds this merchant reference: keep the order, not
-            // the duplicate reference (orders_merchant_reference is unique per provider).
+            // the duplicate reference (orders_merchant_reference is unique per provider and account).
             logger.warning("merchant reference already used by another order; stored without it", [
                 "provider": .string(provider), "order.provider_id": .string(order.providerOrderID),
             ])
@@ -385,12 +392,12 @@ struct CanonicalEventApplier: Sendable {
     }
 
     /// The order a payment names, created bare when the payment arrives first.
-    private func ensureOrder(provider: String, providerOrderID: String, account: String?,
+    private func ensureOrder(provider: String, providerOrderID: String, account: String,
                              on connection: PostgresConnection) async throws -> Int64? {
         let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(providerOrderID)])
         if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
         let inserted = try await connection.query(ProcessingSQL.insertOrder, [
-            .text(provider), .text(account ?? ""), .text(providerOrderID), .null, .null, .null, .text("created"), .null,
+            .text(provider), .text(account), .text(providerOrderID), .null, .null, .null, .text("created"), .null,
         ])
         return try inserted.rows.first?.decode("id", as: Int64.self)
     }

@@ -227,7 +227,8 @@ final class InboundEventProcessor: Sendable {
                     savepointOpen = true
                 }
                 do {
-                    let rows = try await applier.apply(events, inboundEventID: event.id, receivedAt: event.receivedAt,
+                    let rows = try await applier.apply(events, inboundEventID: event.id, account: event.account,
+                                                       receivedAt: event.receivedAt,
                                                        on: connection)
                     try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
                     processed.append(event.id)
