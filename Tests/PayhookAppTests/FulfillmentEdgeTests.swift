@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookQueue
 import PayhookTestSupport
+import Synchronization
 import Testing
 @testable import PayhookApp
 
@@ -162,6 +163,91 @@ struct FulfillmentEdgeTests {
         #expect(a.fulfillmentStatus == "none" && a.payments.isEmpty)
         #expect(harness.endpoint.received.compactMap { $0.header("webhook-id") } == ["order.paid.\(shopB.id)"])
         #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM payments WHERE provider_payment_id = 'PSP-D1001' AND order_id IS NULL") == 1)
+    }
+
+    private func callbackTypes(_ harness: FulfillmentHarness, _ order: Int64) async throws -> [String] {
+        try await harness.order(order).callbacks.map(\.type)
+    }
+
+    @Test("a capture that fails after order.paid queues one order.payment_reversed (reason failed), however often it is delivered; a declined earlier attempt reports nothing")
+    func captureFailedAfterPaid() async throws {
+        let harness = try await FulfillmentHarness.make("edge_capture_failed")
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-34"))
+        let declined = Bodies.adyen(Bodies.adyenItem(psp: "PSP34-0", code: "AUTHORISATION", success: false, value: 1999, reference: "order-34"))
+        try await harness.deliver([declined] + FulfillmentHarness.adyenPaid(psp: "PSP34", reference: "order-34", value: 1999), processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "fulfilled")
+
+        let failed = Bodies.adyen(Bodies.adyenItem(psp: "CF-PSP34", original: "PSP34", code: "CAPTURE_FAILED", value: 1999, reference: "order-34"))
+        try await harness.deliver([failed, failed], processor: processor)
+        try await harness.deliver([declined], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.payment_reversed"])
+        let reversed = try #require(harness.endpoint.received.first { $0.header("webhook-id")?.hasPrefix("order.payment_reversed.") == true })
+        #expect(String(decoding: reversed.body, as: UTF8.self).contains(#""reason":"failed""#))
+    }
+
+    @Test("with PAYHOOK_FULFILL_ON_AUTHORIZED, a cancelled authorisation after order.paid queues one order.payment_reversed (reason canceled)")
+    func cancellationAfterAuthorizedPaid() async throws {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        let harness = try await FulfillmentHarness.make("edge_cancel_authorized", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-35"))
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP35", reference: "order-35", value: 1999)[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "fulfilled")
+        let cancel = Bodies.adyen(Bodies.adyenItem(psp: "CN-PSP35", original: "PSP35", code: "CANCELLATION", value: 1999, reference: "order-35"))
+        try await harness.deliver([cancel, cancel], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.payment_reversed"])
+        #expect(try await harness.processing.text(
+            "SELECT body AS v FROM merchant_callbacks WHERE type = 'order.payment_reversed'")?.contains(#""reason":"canceled""#) == true)
+    }
+
+    @Test("a refund committed while the fulfillment transaction is open waits for it, then sees order.paid and queues order.refunded")
+    func refundRacingFulfillment() async throws {
+        let harness = try await FulfillmentHarness.make("edge_refund_race")
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-36"))
+        try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP36", reference: "order-36", value: 1999), processor: processor)
+
+        let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        let queue = harness.queue()
+        var handler = FulfillOrderHandler(pool: harness.pool, queue: queue, settings: harness.settings, metrics: harness.metrics,
+                                          logger: .silent)
+        handler.beforeCommit = { _ in
+            enteredContinuation.yield()
+            for await _ in release { break }
+        }
+        let job = try #require(try await queue.claim(limit: 1, kinds: [FulfillOrderHandler.kind], worker: "t", lease: .seconds(60)).first)
+        let fulfilling = Task { [handler] in try await handler.run(job) }
+        for await _ in entered { break }
+
+        let refund = Bodies.adyen(Bodies.adyenItem(psp: "RF-PSP36", original: "PSP36", code: "REFUND", value: 1999, reference: "order-36"))
+        try await harness.processing.insert(.adyen, refund)
+        let finished = Mutex(false)
+        let processing = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await processor.processBatch()
+        }
+        // The batch waits for the fulfillment's advisory locks, or commits past it (which must
+        // not lose order.refunded either).
+        let waited = await eventually(timeout: .seconds(10)) {
+            let waiting = (try? await harness.processing.scalar(
+                "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) ?? 0
+            return waiting > 0 || finished.withLock { $0 }
+        }
+        #expect(waited && !finished.withLock { $0 }, "the refund batch did not wait for the fulfillment's lock")
+        releaseContinuation.finish()
+        try await queue.record(try await fulfilling.value, for: job)
+        #expect(try await processing.value.processed == 1)
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.refunded"])
     }
 }
 

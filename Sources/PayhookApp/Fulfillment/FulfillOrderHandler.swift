@@ -22,6 +22,9 @@ struct FulfillOrderHandler: JobHandler {
     let settings: FulfillmentSettings
     let metrics: MetricsRegistry
     let logger: Logger
+    /// Runs after `order.paid` is queued and before the transaction commits: tests use it to
+    /// hold the transaction open while a processor batch races it.
+    var beforeCommit: (@Sendable (Int64) async -> Void)? = nil
 
     private struct Payload: Decodable {
         let order_id: Int64
@@ -33,6 +36,17 @@ struct FulfillOrderHandler: JobHandler {
     /// most ten (about 17 minutes with the standard backoff).
     static func checks(_ job: Job) -> Int { min(job.maxAttempts, 10) }
 
+    /// The processor's advisory-lock keys of everything that links a payment to `order`: its
+    /// provider order id, its merchant reference and each payment linked already.
+    static func lockKeys(_ order: OrderRecord) -> [String] {
+        var keys = order.payments.map { "payment:\(order.provider):\($0.providerPaymentID)" }
+        if let id = order.providerOrderID { keys.append("order:\(order.provider):\(id)") }
+        if let reference = order.merchantReference {
+            keys.append(CanonicalEventApplier.referenceLockKey(provider: order.provider, merchantReference: reference))
+        }
+        return keys
+    }
+
     func run(_ job: Job) async throws -> JobOutcome {
         let orderID: Int64
         do {
@@ -42,7 +56,15 @@ struct FulfillOrderHandler: JobHandler {
         }
         let settings = self.settings
         let queue = self.queue
+        let beforeCommit = self.beforeCommit
         let outcome: JobOutcome = try await pool.transaction { connection in
+            // Serialize with the processor before taking the row: the advisory locks it takes for
+            // this order's payments, in its sorted order. Without them a refund committed while
+            // this transaction is open cannot see its uncommitted order.paid and reports nothing.
+            guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
+                return .discard(reason: "not_found: no order \(orderID)")
+            }
+            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(Self.lockKeys(unlocked)))])
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
@@ -62,6 +84,7 @@ struct FulfillOrderHandler: JobHandler {
                 // `pending` until the merchant acknowledges; a row still at `none` (registered
                 // and paid in one go by an operator replay) moves too.
                 try await connection.query("UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'", [.int(order.id)])
+                await beforeCommit?(order.id)
                 return .succeeded
             case .wait(let missing) where job.attempt < Self.checks(job):
                 // Nothing is decided: the fact may still arrive (the processor wakes this job

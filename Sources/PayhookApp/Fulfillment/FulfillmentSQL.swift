@@ -32,8 +32,10 @@ enum FulfillmentSQL {
     ///   the paid statuses `$2` (a text array); they move to `pending` here, and the caller
     ///   enqueues `fulfill_order` in the same transaction.
     /// - `reversal`: payments of orders whose `order.paid` callback exists that are now
-    ///   refunded (in part) or charged back; the caller queues `order.refunded` /
-    ///   `order.charged_back` callbacks, keyed so a repeat of the same fact is a no-op.
+    ///   refunded (in part) or charged back, or that the `order.paid` body reported paid and
+    ///   that are paid no more (a capture that failed, an authorisation canceled or expired);
+    ///   the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
+    ///   callbacks, keyed so a repeat of the same fact is a no-op.
     static let followUps = """
         WITH paid AS (
             UPDATE orders o SET fulfillment_status = 'pending', updated_at = now()
@@ -45,9 +47,13 @@ enum FulfillmentSQL {
         UNION ALL
         SELECT 'reversal', p.order_id, p.id
         FROM payments p
+        JOIN merchant_callbacks c ON c.order_id = p.order_id AND c.type = 'order.paid'
         WHERE p.order_id = ANY($1::bigint[])
-          AND (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back'))
-          AND EXISTS (SELECT 1 FROM merchant_callbacks c WHERE c.order_id = p.order_id AND c.type = 'order.paid')
+          AND (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back')
+               OR (p.status <> ALL($2::text[])
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
+                               WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
+                                 AND reported ->> 'status' = ANY($2::text[]))))
         """
 
     /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint

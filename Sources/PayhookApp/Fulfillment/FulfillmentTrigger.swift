@@ -6,7 +6,7 @@ import PayhookQueue
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
 /// order, so duplicates and replays enqueue it once), and `order.refunded` /
-/// `order.charged_back` callbacks for orders already reported paid.
+/// `order.charged_back` / `order.payment_reversed` callbacks for orders already reported paid.
 struct FulfillmentTrigger: Sendable {
     static let fulfillKind = "fulfill_order"
 
@@ -54,16 +54,21 @@ struct FulfillmentTrigger: Sendable {
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
             for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {
-                for callback in Self.reversalCallbacks(order: order, payment: payment) {
+                for callback in Self.reversalCallbacks(order: order, payment: payment, paidStatuses: settings.paidStatuses) {
                     try await MerchantCallbackOutbox(queue: queue).enqueue(callback, on: connection)
                 }
             }
         }
     }
 
-    /// The callbacks a refunded or disputed payment owes. The webhook-id names the fact (the
-    /// refunded total, the dispute count), so the same fact seen again maps to the same id.
-    static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment) -> [MerchantCallback] {
+    /// The callbacks a refunded, disputed or otherwise reversed payment owes. The webhook-id
+    /// names the fact (the refunded total, the dispute count, the status paid state was lost
+    /// to), so the same fact seen again maps to the same id.
+    /// - Parameter paidStatuses: what counts as paid; a payment (reported paid in `order.paid`,
+    ///   as the caller made sure) in another status that no refund or dispute explains lost its
+    ///   paid state: `order.payment_reversed` with `data.reason` its canonical status.
+    static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment,
+                                  paidStatuses: [String]) -> [MerchantCallback] {
         var callbacks: [MerchantCallback] = []
         let data = JSONDocument.object([
             .init("order_id", .int(order.id)),
@@ -75,6 +80,19 @@ struct FulfillmentTrigger: Sendable {
             let fact = payment.refundedMinor > 0 ? String(payment.refundedMinor) : payment.status
             callbacks.append(MerchantCallback(
                 webhookID: "order.refunded.\(order.id).\(payment.id).\(fact)", type: "order.refunded", data: data,
+                orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
+        }
+        let explained: Set<String> = ["refunded", "partially_refunded", "charged_back"]
+        if !paidStatuses.contains(payment.status), !explained.contains(payment.status), payment.refundedMinor == 0 {
+            callbacks.append(MerchantCallback(
+                webhookID: "order.payment_reversed.\(order.id).\(payment.id).\(payment.status)", type: "order.payment_reversed",
+                data: JSONDocument.object([
+                    .init("order_id", .int(order.id)),
+                    .init("merchant_reference", .optional(order.merchantReference)),
+                    .init("provider", .string(order.provider)),
+                    .init("reason", .string(payment.status)),
+                    .init("payment", order.paymentJSON(payment)),
+                ]),
                 orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
         }
         let openDisputes = payment.chargebacks - payment.chargebackReversals
