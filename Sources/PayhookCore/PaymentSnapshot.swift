@@ -45,13 +45,17 @@ public struct PaymentSnapshot: Sendable, Hashable {
     public let refund: RefundChange?
     /// A stored payment method created or used by this payment.
     public let vaultToken: VaultTokenSnapshot?
+    /// The provider's own identity of this event (Adyen: event code, PSP references and event
+    /// date), so an adjustment it counts (a chargeback, a failed capture) is counted once
+    /// however the provider batches or repeats it; nil when the provider gives none.
+    public let eventReference: String?
 
     public init(
         provider: ProviderID, account: String? = nil, providerPaymentID: String, providerOrderID: String? = nil,
         merchantReference: String? = nil, amount: Money? = nil, modificationAmount: Money? = nil,
         transition: StatusTransition, statusDetail: String? = nil, providerStatus: String? = nil,
         method: String? = nil, funding: String? = nil, occurredAt: Date? = nil,
-        refund: RefundChange? = nil, vaultToken: VaultTokenSnapshot? = nil
+        refund: RefundChange? = nil, vaultToken: VaultTokenSnapshot? = nil, eventReference: String? = nil
     ) {
         self.provider = provider
         self.account = CardDataFilter.scrubbed(account)
@@ -68,6 +72,7 @@ public struct PaymentSnapshot: Sendable, Hashable {
         self.occurredAt = occurredAt
         self.refund = refund
         self.vaultToken = vaultToken
+        self.eventReference = eventReference
     }
 
     /// The status this event reports, `nil` for explicit transitions (see ``StatusTransition``).

@@ -42,6 +42,28 @@ struct NormalizationAdyenTests {
         #expect(types == ["payment.authorized", "payment.captured", "payment.refunded", "payment.refunded", "payment.refunded"])
     }
 
+    @Test("a chargeback or failed capture item delivered again in a differently composed batch counts once; a second chargeback on another date counts again")
+    func adjustmentIdentity() async throws {
+        let harness = try await ProcessingHarness.make("adyen_adjust_identity")
+        let processor = harness.processor()
+        let auth = Bodies.adyenItem(psp: "ADJ1", code: "AUTHORISATION", value: 5000)
+        let chargeback = Bodies.adyenItem(psp: "ADJ1", code: "CHARGEBACK", value: 5000, date: "2025-03-01T10:00:00+01:00")
+        let failed = Bodies.adyenItem(psp: "CF-ADJ2", original: "ADJ2", code: "CAPTURE_FAILED", value: 700)
+        try await harness.insert(.adyen, Bodies.adyen(auth, chargeback))
+        try await harness.insert(.adyen, Bodies.adyen(chargeback))
+        try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "ADJ2", code: "AUTHORISATION", value: 700), failed))
+        try await harness.insert(.adyen, Bodies.adyen(failed, chargeback))
+        try await harness.drain(processor)
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_adjustments WHERE kind = 'chargeback'") == 1)
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_adjustments WHERE kind = 'capture_failure'") == 1)
+        #expect(try await harness.payment(.adyen, "ADJ1")?.chargebacks == 1)
+
+        let later = Bodies.adyenItem(psp: "ADJ1", code: "CHARGEBACK", value: 5000, date: "2025-04-01T10:00:00+01:00")
+        try await harness.insert(.adyen, Bodies.adyen(later))
+        try await harness.drain(processor)
+        #expect(try await harness.payment(.adyen, "ADJ1")?.chargebacks == 2)
+    }
+
     @Test("every permutation of the five life deliveries converges to the same rows")
     func permutationsConverge() async throws {
         let harness = try await ProcessingHarness.make("adyen_perm")

@@ -128,9 +128,9 @@ struct CanonicalEventApplier: Sendable {
         /// default route. Payments and orders belong to it: orders registered for one account
         /// are linked to and fulfilled by that account's payments only.
         var account: String = ""
-        /// A stable reference for adjustments a provider gives no reference of their own
-        /// (chargebacks, reversals, capture failures): the same inbound event item always
-        /// yields the same reference, so a replay records nothing twice.
+        /// A stable reference for adjustments whose provider gives no identity of the event
+        /// (``PaymentSnapshot/eventReference``): the same inbound event item always yields the
+        /// same reference, so a replay records nothing twice.
         var itemReference: String { "inbound:\(inboundEventID):\(index)" }
     }
 
@@ -277,13 +277,16 @@ struct CanonicalEventApplier: Sendable {
         case .total?, nil: break
         }
         guard !fetched else { return nil }
+        // The provider's identity of the event when it gives one: the same item in a
+        // differently composed batch is then the same adjustment.
+        let reference = snapshot.eventReference ?? source.itemReference
         switch snapshot.transition {
         case .advance(.chargedBack):
-            return .counted(kind: "chargeback", reference: source.itemReference, amount: snapshot.modificationAmount)
+            return .counted(kind: "chargeback", reference: reference, amount: snapshot.modificationAmount)
         case .chargebackReversed:
-            return .counted(kind: "chargeback_reversal", reference: source.itemReference, amount: snapshot.modificationAmount)
+            return .counted(kind: "chargeback_reversal", reference: reference, amount: snapshot.modificationAmount)
         case .captureFailed:
-            return .counted(kind: "capture_failure", reference: source.itemReference, amount: snapshot.modificationAmount)
+            return .counted(kind: "capture_failure", reference: reference, amount: snapshot.modificationAmount)
         default:
             return nil
         }

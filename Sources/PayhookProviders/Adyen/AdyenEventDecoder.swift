@@ -114,7 +114,17 @@ public enum AdyenEventDecoder {
             funding: try extra["fundingSource"].string()?.lowercased(),
             occurredAt: occurredAt,
             refund: refund,
-            vaultToken: vaultToken))
+            vaultToken: vaultToken,
+            eventReference: Self.eventReference(eventCode: eventCode, pspReference: pspReference,
+                                                originalReference: originalReference, eventDate: try item["eventDate"].string())))
+    }
+
+    /// An item's identity, the same in every batch and retry that carries it: what Adyen signs
+    /// about the event plus its date (a second chargeback of one payment, after a reversal, has
+    /// the same references and code but another date).
+    static func eventReference(eventCode: String, pspReference: String, originalReference: String?,
+                               eventDate: String?) -> String {
+        "adyen:\(eventCode):\(pspReference):\(originalReference ?? ""):\(eventDate ?? "")"
     }
 
     static func decodeTypedWebhook(_ root: PayloadNode, type: String) throws(PayloadError) -> CanonicalEvent {
