@@ -26,6 +26,10 @@ public struct JobWorkerConfigurationError: Error, Sendable, CustomStringConverti
 /// worker unless the database was unreachable, in which case the lease expires and a rescuer
 /// (every worker runs one unless configured not to) returns the job.
 ///
+/// Each handler runs with its claim's ``JobLease`` as `JobLease.current`: a handler calling an
+/// outside service wraps the call in ``JobLease/whileHeld(_:)``, so it never starts or stays in
+/// a call once another worker may hold the job (a lost heartbeat, a release at stop).
+///
 /// Threading: all methods may be called from any task; state is under a `Mutex`.
 public final class JobWorker: Sendable {
     /// Tunables; the defaults suit payhook's jobs (seconds-long HTTP calls).
@@ -83,6 +87,8 @@ public final class JobWorker: Sendable {
         var stopDeadline: ContinuousClock.Instant?
         /// Claims held: from claim until the outcome is recorded (or the job released).
         var inFlight: [Int64: Job] = [:]
+        /// The lease of each claim, as handlers see it (`JobLease.current`).
+        var leases: [Int64: JobLease] = [:]
         /// Handlers executing; what `concurrency` bounds.
         var handlersRunning = 0
         /// Successes waiting for the completer; they hold a claim but no handler slot.
@@ -212,6 +218,9 @@ public final class JobWorker: Sendable {
                 }
                 if free > 0 {
                     do {
+                        // Leases count from before the claim, so this process's view of one never
+                        // ends after the database's.
+                        let claimedAt = ContinuousClock.now
                         let jobs = try await queue.claim(limit: free, kinds: kinds, worker: configuration.name,
                                                          lease: configuration.lease)
                         consecutiveFailures = 0
@@ -225,8 +234,12 @@ public final class JobWorker: Sendable {
                             }
                             break
                         }
+                        let margin = configuration.lease / 6
                         state.withLock { state in
-                            for job in jobs { state.inFlight[job.id] = job }
+                            for job in jobs {
+                                state.inFlight[job.id] = job
+                                state.leases[job.id] = JobLease(expiresAt: claimedAt + configuration.lease, margin: margin)
+                            }
                             state.handlersRunning += jobs.count
                             state.statistics.claims += 1
                             state.statistics.claimedJobs += jobs.count
@@ -269,11 +282,15 @@ public final class JobWorker: Sendable {
         while inFlightCount > 0, ContinuousClock.now < deadline, !Task.isCancelled {
             guard await bell.next() != nil else { break }
         }
-        let unfinished = state.withLock { state in
+        let (unfinished, leases) = state.withLock { state in
             let jobs = Array(state.inFlight.values)
+            let leases = Array(state.leases.values)
             state.inFlight = [:]
-            return jobs
+            state.leases = [:]
+            return (jobs, leases)
         }
+        // Before the jobs go back: a handler must not be mid-call when another worker starts.
+        for lease in leases { lease.lose() }
         if !unfinished.isEmpty {
             let released = await persist("releasing jobs") { () throws(PostgresError) in
                 try await self.queue.release(unfinished)
@@ -288,8 +305,9 @@ public final class JobWorker: Sendable {
     private func execute(_ job: Job) async {
         let outcome: JobOutcome
         if let handler = handlers[job.kind] {
+            let lease = state.withLock { $0.leases[job.id] }
             do {
-                outcome = try await handler.body(job)
+                outcome = try await JobLease.$current.withValue(lease) { try await handler.body(job) }
             } catch {
                 outcome = .retry(error: String(describing: error))
             }
@@ -320,7 +338,10 @@ public final class JobWorker: Sendable {
                                ["job.id": .int(job.id), "job.kind": .string(job.kind), "job.attempt": .init(job.attempt)])
             }
         }
-        state.withLock { _ = $0.inFlight.removeValue(forKey: job.id) }
+        state.withLock { state in
+            state.inFlight.removeValue(forKey: job.id)
+            state.leases.removeValue(forKey: job.id)
+        }
         ring()
     }
 
@@ -339,9 +360,17 @@ public final class JobWorker: Sendable {
             let jobs = state.withLock { Array($0.inFlight.values) }
             guard !jobs.isEmpty else { continue }
             do {
+                let renewedAt = ContinuousClock.now
                 let held = try await queue.extendLeases(jobs, lease: configuration.lease)
-                for job in jobs where !held.contains(job.id) {
-                    logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
+                let leases = state.withLock { $0.leases }
+                for job in jobs {
+                    if held.contains(job.id) {
+                        leases[job.id]?.renew(until: renewedAt + configuration.lease)
+                    } else {
+                        // Another worker may run it now: stop this handler's provider calls.
+                        leases[job.id]?.lose()
+                        logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
+                    }
                 }
             } catch {
                 logger.error("extending leases failed", ["error": .string(String(describing: error))])

@@ -171,6 +171,30 @@ struct ChargeReconciliationTests {
         }
     }
 
+    @Test("a charge job whose lease is already lost sends nothing; the next run, holding the job, sends the same key once")
+    func lostLeaseSendsNothing() async throws {
+        let harness = try await SubscriptionHarness.make("rec_lease")
+        defer { harness.stop() }
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen))
+        try await harness.scheduler().tick(now: harness.clock.now)
+        let job = try #require(try await harness.queue.claim(limit: 1, kinds: [ChargeRecurringHandler.kind], worker: "t",
+                                                             lease: .seconds(60)).first)
+        let lost = JobLease(expiresAt: .now + .seconds(60), margin: .seconds(1))
+        lost.lose()
+        let handler = harness.handler()
+        let outcome = try await JobLease.$current.withValue(lost) { try await handler.run(job) }
+        guard case .retry(let why) = outcome else {
+            Issue.record("expected a retry, got \(outcome)")
+            return
+        }
+        #expect(why.contains("lease"))
+        #expect(harness.emulator.executed(.adyen).isEmpty)
+        try await harness.queue.record(outcome, for: job)
+        try await harness.runChargeJobs(handler)
+        #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
+        #expect(harness.emulator.sent(.adyen, try await harness.key(id, cycle: 1)) == 1)
+    }
+
     /// Stores and processes the provider's webhook for `charge` as ingress and the processor
     /// would: Adyen's AUTHORISATION for the charge's reference, Mercado Pago's thin order
     /// notification completed from the emulator.

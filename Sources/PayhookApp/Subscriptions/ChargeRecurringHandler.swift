@@ -221,6 +221,10 @@ struct ChargeRecurringHandler: JobHandler {
     private func send(_ loaded: Loaded, client: any PaymentProviderClient, marked: Bool) async throws -> JobOutcome {
         let charge = loaded.charge
         let key = charge.idempotencyKey
+        // Another worker may hold the job once its lease is gone: send nothing then.
+        guard JobLease.current?.isHeld ?? true else {
+            return .retry(error: "not sent: the job's lease is lost or about to end")
+        }
         let previous: String?
         if marked {
             previous = loaded.previousTransactionReference
@@ -241,11 +245,22 @@ struct ChargeRecurringHandler: JobHandler {
             return .discard(reason: "invalid_amount: charge \(charge.id) has currency \(charge.currency)")
         }
         let result: ChargeResult
+        let reference = Self.reference(loaded)
+        let call: @Sendable () async throws -> ChargeResult = {
+            try await client.charge(storedCredential: credential, amount: amount, reference: reference, idempotencyKey: key)
+        }
         do {
-            result = try await client.charge(storedCredential: credential, amount: amount,
-                                             reference: Self.reference(loaded), idempotencyKey: key)
-        } catch {
+            // Never two calls with one key at once: the call is refused or cancelled when the
+            // lease ends (a cancelled call's outcome is unknown, like a timeout).
+            if let lease = JobLease.current {
+                result = try await lease.whileHeld(call)
+            } else {
+                result = try await call()
+            }
+        } catch let error as ProviderAPIError {
             return try await recordFailure(error, loaded)
+        } catch is JobLeaseExpired {
+            return .retry(error: "not sent: the job's lease is lost or about to end")
         }
         try await afterProviderCall?(key)
         return try await record(result, loaded)
