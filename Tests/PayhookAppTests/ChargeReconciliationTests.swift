@@ -195,6 +195,27 @@ struct ChargeReconciliationTests {
         #expect(harness.emulator.sent(.adyen, try await harness.key(id, cycle: 1)) == 1)
     }
 
+    @Test("keys carry the installation's namespace: two databases give subscription 1's first charge different keys, and migrating again keeps the namespace")
+    func installationNamespace() async throws {
+        var keys: [String] = []
+        for label in ["rec_ns_one", "rec_ns_two"] {
+            let harness = try await SubscriptionHarness.make(label, emulator: false)
+            defer { harness.stop() }
+            let id = try await harness.subscribe(token: try await harness.seedToken(.adyen))
+            try await harness.scheduler().tick(now: harness.clock.now)
+            let namespace = try await harness.namespace()
+            #expect(namespace.range(of: "^ph[0-9a-f]{8}$", options: .regularExpression) != nil, "\(namespace)")
+            let key = try #require(try await harness.charges(id).first?.idempotencyKey)
+            #expect(key == "\(namespace)-sub-\(id)-c1-a1")
+            keys.append(key.replacingOccurrences(of: namespace, with: ""))
+            keys.append(key)
+            _ = try await PostgresMigrator(conninfo: harness.database.url, migrations: try SchemaMigrations.all()).migrate()
+            #expect(try await harness.namespace() == namespace)
+        }
+        #expect(keys[0] == keys[2], "the same subscription id and cycle in both databases")
+        #expect(keys[1] != keys[3])
+    }
+
     /// Stores and processes the provider's webhook for `charge` as ingress and the processor
     /// would: Adyen's AUTHORISATION for the charge's reference, Mercado Pago's thin order
     /// notification completed from the emulator.
