@@ -1,0 +1,447 @@
+import Foundation
+import PayhookCore
+import PayhookCrypto
+import PayhookEmulator
+import PayhookHTTP
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
+import Testing
+@testable import PayhookApp
+
+/// A seeded, deterministic run of payhook's money paths against the provider emulator and a real
+/// PostgreSQL: the real processor, charge, fulfillment and callback handlers, scheduler, rescuer
+/// and dead-letter operations, driven one step at a time by a random schedule of what happens in
+/// production (webhooks late, twice and out of order; provider timeouts after executing, 5xx
+/// and declines; workers that crash mid-job; operators replaying anything, twice; pauses,
+/// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment). Then it
+/// checks, from the emulator's ledger and the database, the invariants money depends on.
+///
+/// Every step runs to completion before the next, so a seed replays exactly the same schedule.
+/// (What the machine adds, a provider call that times out because the host stalled, only adds
+/// unknown outcomes, which the invariants must survive too.)
+struct MoneySimulation {
+    /// SplitMix64: small, fast, and the same sequence for a seed on every platform.
+    struct Random {
+        private var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func int(_ range: ClosedRange<Int>) -> Int {
+            range.lowerBound + Int(next() % UInt64(range.count))
+        }
+        mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
+        mutating func pick<T>(_ items: [T]) -> T? { items.isEmpty ? nil : items[int(0...(items.count - 1))] }
+    }
+
+    /// What one run found.
+    struct Report: Sendable {
+        var seed: UInt64
+        var steps: [String] = []
+        var checks = 0
+        var violations: [String] = []
+        /// What the run exercised, counted at the end (so a schedule that tested nothing shows).
+        var exercised: [String: Int] = [:]
+        var passed: Bool { violations.isEmpty }
+    }
+
+    let seed: UInt64
+    let database: TestDatabase
+    let pool: PostgresPool
+    let steps: Int
+
+    // MARK: The world
+
+    /// Everything one run drives; made fresh per run (emulator, clock, endpoint), on a schema
+    /// emptied before the run.
+    private struct World {
+        let clock: TestClock
+        let emulator: ProviderEmulator
+        let clients: PaymentProviderClients
+        let queue: JobQueue
+        let endpoint: MerchantEndpoint
+        let processor: InboundEventProcessor
+        let scheduler: SubscriptionScheduler
+        let handlers: [String: AnyJobHandler]
+        let operations: SubscriptionOperations
+        let letters: DeadLetterOperations
+        let charges: ChargeOperations
+        let orders: OrderService
+    }
+
+    /// A webhook the provider will deliver, possibly more than once.
+    private struct Delivery {
+        let provider: ProviderID
+        let body: String
+    }
+
+    /// An order the merchant registered, and what its payment really is.
+    private struct SimulatedOrder {
+        let id: Int64
+        let reference: String
+        let psp: String
+        let expected: Int64
+        let paid: Int64
+    }
+
+    static let secret = "whsec_" + Base64.encode(Array("payhook-simulation-callback-key32".utf8))
+
+    /// Empties every table a run writes (not the migrations or the installation namespace).
+    static func reset(_ pool: PostgresPool) async throws {
+        try await pool.query("""
+            TRUNCATE inbound_events, rejected_deliveries, payment_events, payment_adjustments, payments, orders,
+                     vault_tokens, subscriptions, charges, jobs, dead_letters, audit_log, merchant_callbacks
+            RESTART IDENTITY CASCADE
+            """)
+    }
+
+    private func makeWorld() throws -> World {
+        let clock = TestClock(SubscriptionHarness.epoch)
+        let emulator = try ProviderEmulator()
+        try emulator.start()
+        let credentials = emulator.configuration
+        let http = CurlHTTPClient(maxConcurrent: 16)
+        // A short deadline: an emulated "timeout after executing" costs this much real time.
+        let timeout = Duration.milliseconds(400)
+        let clients = PaymentProviderClients([
+            MercadoPagoAPIClient(baseURL: emulator.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
+                                 http: http, timeout: timeout),
+            AdyenAPIClient(baseURL: emulator.baseURL(for: .adyen), apiKey: credentials.adyenAPIKey,
+                           merchantAccount: credentials.adyenMerchantAccount, http: http, timeout: timeout),
+            PXPAPIClient(baseURL: emulator.baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
+                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
+                         http: http, timeout: timeout),
+        ])
+        let queue = JobQueue(pool: pool, retryPolicy: RetryPolicy(base: .milliseconds(100), maximum: .seconds(1), jitter: 0),
+                             unitRandom: { 1 })
+        let endpoint = try MerchantEndpoint()
+        var settings = SubscriptionSettings()
+        settings.chargeMaxAttempts = 6
+        settings.maxPendingChecks = 4
+        let fulfillment = FulfillmentSettings()
+        var processorSettings = ProcessorSettings()
+        processorSettings.retry.maxAttempts = 3
+        let now: @Sendable () -> Date = { clock.now }
+        let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, settings: processorSettings,
+                                              logger: .silent, fulfillment: fulfillment, now: now, jitter: { 0.5 })
+        let charge = ChargeRecurringHandler(pool: pool, queue: queue, clients: clients, settings: settings, metrics: nil,
+                                            logger: .silent, now: now)
+        let fulfill = FulfillOrderHandler(pool: pool, queue: queue, settings: fulfillment, metrics: MetricsRegistry(), logger: .silent)
+        var callback = MerchantCallbackDelivery(
+            pool: pool, http: http, signer: try StandardWebhookSigner(secret: Self.secret), defaultURL: endpoint.url,
+            timeout: .seconds(5), metrics: MetricsRegistry(), logger: .silent)
+        callback.now = now
+        let handlers = [AnyJobHandler(charge), AnyJobHandler(fulfill), AnyJobHandler(callback)]
+        return World(
+            clock: clock, emulator: emulator, clients: clients, queue: queue, endpoint: endpoint, processor: processor,
+            scheduler: SubscriptionScheduler(pool: pool, queue: queue, settings: settings, logger: .silent, now: now),
+            handlers: Dictionary(uniqueKeysWithValues: handlers.map { ($0.kind, $0) }),
+            operations: SubscriptionOperations(pool: pool, now: now), letters: DeadLetterOperations(pool: pool),
+            charges: ChargeOperations(pool: pool, queue: queue, settings: settings, now: now),
+            orders: OrderService(pool: pool, trigger: FulfillmentTrigger(queue: queue, settings: fulfillment)))
+    }
+
+    // MARK: Running
+
+    func run() async throws -> Report {
+        var random = Random(seed: seed)
+        var report = Report(seed: seed)
+        try await Self.reset(pool)
+        let world = try makeWorld()
+        defer {
+            world.emulator.stop()
+            world.endpoint.stop()
+        }
+        var pending: [Delivery] = []
+        var delivered = 0
+        var subscriptions: [(id: Int64, provider: ProviderID, token: String)] = []
+        var orders: [SimulatedOrder] = []
+
+        // Cast: a few subscriptions on each provider, a few registered orders (one of them
+        // underpaid, which must never be fulfilled).
+        for index in 0..<random.int(2...4) {
+            let provider: ProviderID = [.adyen, .mercadopago, .pxp][index % 3]
+            let token = "tok-\(seed)-\(index)"
+            let tokenID = try #require(try await pool.query("""
+                INSERT INTO vault_tokens (provider, token, shopper_reference, customer_id, brand, last4, status)
+                VALUES ($1, $2, 'shopper-1', 'customer-1', 'visa', '1111', 'active') RETURNING id
+                """, [.text(provider.rawValue), .text(token)]).rows.first?.decode("id", as: Int64.self))
+            let draft = NewSubscription(
+                token: .id(tokenID), amount: try Money(minorUnits: 1000 + Int64(index), currency: "EUR"),
+                interval: try #require(SubscriptionInterval(every: 1, unit: .day)), startAt: world.clock.now,
+                reference: "sim-\(seed)-\(index)", maxCycles: nil, endAt: nil, actor: nil)
+            let id = try await world.operations.create(draft, by: OperatorAction(actor: "sim")).id
+            subscriptions.append((id, provider, token))
+        }
+        for index in 0..<random.int(2...4) {
+            let reference = "order-\(seed)-\(index)"
+            let paid: Int64 = 2500
+            let expected = index == 0 && random.chance(50) ? 2600 : paid
+            let registration = try OrderRegistration.parse(Array("""
+                {"provider": "adyen", "merchant_reference": "\(reference)", "amount": {"value": \(expected), "currency": "EUR"}}
+                """.utf8))
+            let order = try await world.orders.register(registration).order
+            let psp = "PSP-\(seed)-\(index)"
+            orders.append(SimulatedOrder(id: order.id, reference: reference, psp: psp, expected: expected, paid: paid))
+            for code in ["AUTHORISATION", "CAPTURE"] {
+                pending.append(Delivery(provider: .adyen, body: Bodies.adyen(Bodies.adyenItem(
+                    psp: code == "CAPTURE" ? "CAP-\(psp)" : psp, original: code == "CAPTURE" ? psp : nil, code: code,
+                    value: paid, reference: reference))))
+            }
+        }
+
+        for _ in 0..<steps {
+            let roll = random.int(0...99)
+            switch roll {
+            case 0..<22:
+                // A webhook arrives: any pending one (reordering), sometimes kept for later (a duplicate).
+                if pending.isEmpty { break }
+                let index = random.int(0...(pending.count - 1))
+                let delivery = random.chance(25) ? pending[index] : pending.remove(at: index)
+                try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
+                                     [.text(delivery.provider.rawValue), .text("sim-\(delivery.provider.rawValue)-\(delivered)"),
+                                      .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+                delivered += 1
+                report.steps.append("deliver \(delivery.provider.rawValue)")
+                _ = try await world.processor.processBatch()
+            case 22..<40:
+                let crash = random.chance(12)
+                report.steps.append(crash ? "worker crashes mid-job" : "worker runs jobs")
+                try await runJobs(world, limit: random.int(1...6), crashOne: crash)
+            case 40..<52:
+                let hours = random.int(1...60)
+                world.clock.advance(by: Double(hours) * 3_600)
+                report.steps.append("time +\(hours)h")
+                try await world.scheduler.tick(now: world.clock.now)
+            case 52..<60:
+                guard let provider = random.pick(ProviderID.allCases) else { break }
+                switch random.int(0...4) {
+                case 0: world.emulator.failCharges(provider, with: .timeout(after: .milliseconds(900)))
+                case 1: world.emulator.failCharges(provider, with: .status(503))
+                case 2: world.emulator.script(provider, [.declined(code: provider.softDeclineCode)])
+                case 3: world.emulator.script(provider, [.declined(code: provider.hardDeclineCode)])
+                default: world.emulator.script(provider, [.error])
+                }
+                report.steps.append("provider \(provider.rawValue) fault armed")
+            case 60..<68:
+                let letters = try await world.letters.list(DeadLetterFilter())
+                if random.chance(30) {
+                    for letter in letters { _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim")) }
+                    report.steps.append("operator replays all (\(letters.count))")
+                } else if let letter = random.pick(letters) {
+                    if letter.reason == "charge_outcome_unknown", random.chance(50) {
+                        try await resolveFromLedger(world, letter)
+                        report.steps.append("operator resolves charge letter \(letter.id)")
+                    } else {
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                        report.steps.append("operator replays letter \(letter.id)")
+                    }
+                }
+            case 68..<75:
+                guard let subscription = random.pick(subscriptions) else { break }
+                let action = OperatorAction(actor: "sim")
+                switch random.int(0...4) {
+                case 0, 1: _ = try? await world.operations.pause(id: subscription.id, by: action)
+                case 2, 3: _ = try? await world.operations.resume(id: subscription.id, by: action)
+                default: _ = try? await world.operations.cancel(id: subscription.id, by: action)
+                }
+                report.steps.append("operator changes subscription \(subscription.id)")
+            case 75..<80:
+                guard let subscription = random.pick(subscriptions), subscription.provider == .adyen else { break }
+                pending.append(Delivery(provider: .adyen, body: Bodies.adyenToken(
+                    type: "recurring.token.disabled", token: subscription.token, eventID: "evt-\(seed)-\(delivered)",
+                    createdAt: "2030-01-01T10:00:00+01:00")))
+                report.steps.append("token of subscription \(subscription.id) disabled")
+            case 80..<88:
+                guard let order = random.pick(orders) else { break }
+                let code = random.pick(["REFUND", "CHARGEBACK", "CAPTURE_FAILED"]) ?? "REFUND"
+                pending.append(Delivery(provider: .adyen, body: Bodies.adyen(Bodies.adyenItem(
+                    psp: "\(code)-\(order.psp)", original: order.psp, code: code, value: order.paid, reference: order.reference))))
+                report.steps.append("\(code) of \(order.reference) on its way")
+            case 88..<93:
+                world.endpoint.answer([random.chance(50) ? 410 : 500])
+                report.steps.append("merchant endpoint fails once")
+            default:
+                // The provider's webhook for a charge it executed (Adyen, Mercado Pago).
+                guard let executed = random.pick(world.emulator.executed(.adyen) + world.emulator.executed(.mercadopago)) else { break }
+                if executed.providerPaymentID.hasPrefix("ORD") {
+                    pending.append(Delivery(provider: .mercadopago, body: Bodies.mercadoPago(
+                        type: "order", action: "order.processed", id: executed.providerPaymentID, notification: delivered)))
+                } else if let reference = executed.reference {
+                    let success = executed.result == .approved
+                    pending.append(Delivery(provider: .adyen, body: Bodies.adyen(Bodies.adyenItem(
+                        psp: executed.providerPaymentID, code: "AUTHORISATION", success: success,
+                        value: Int64(executed.amount) ?? 0, reference: reference))))
+                }
+                report.steps.append("provider webhook for a charge on its way")
+            }
+        }
+
+        // Settle: every delivery arrives, time passes, workers and operators finish their work.
+        for delivery in pending {
+            try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
+                                 [.text(delivery.provider.rawValue), .text("sim-\(delivery.provider.rawValue)-\(delivered)"),
+                                  .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+            delivered += 1
+        }
+        for round in 0..<4 {
+            for _ in 0..<6 {
+                world.clock.advance(by: 3_600)
+                while try await world.processor.processBatch().claimed > 0 {}
+                try await runJobs(world, limit: 200, crashOne: false)
+            }
+            if round < 3 {
+                for letter in try await world.letters.list(DeadLetterFilter()) {
+                    if letter.reason == "charge_outcome_unknown" {
+                        try await resolveFromLedger(world, letter)
+                    } else {
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                    }
+                }
+            }
+        }
+        try await check(world, orders: orders, into: &report)
+        return report
+    }
+
+    /// Claims due jobs of every kind and runs them one by one, as a worker would. With
+    /// `crashOne`, the first job's handler runs but its outcome is never recorded, and its lease
+    /// expires (a worker killed between the provider's answer and the database), so the
+    /// rescuer hands it to the next worker.
+    private func runJobs(_ world: World, limit: Int, crashOne: Bool) async throws {
+        try await pool.query("UPDATE jobs SET run_at = now() WHERE state IN ('available', 'retryable') AND run_at <= $1",
+                             [.timestamptz(world.clock.now)])
+        let jobs = try await world.queue.claim(limit: limit, kinds: Array(world.handlers.keys).sorted(), worker: "sim",
+                                               lease: .seconds(300))
+        for (index, job) in jobs.enumerated() {
+            guard let handler = world.handlers[job.kind] else { continue }
+            let outcome: JobOutcome
+            do {
+                outcome = try await handler.run(job)
+            } catch {
+                outcome = .retry(error: "\(error)")
+            }
+            if crashOne, index == 0 { continue }
+            try await world.queue.record(outcome, for: job)
+        }
+        if crashOne {
+            try await pool.query("UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE state = 'running'")
+            _ = try await JobRescuer(queue: world.queue).rescueExpired()
+        }
+    }
+
+    /// An operator settling a `charge_outcome_unknown` from the provider's own records (the
+    /// emulator's ledger): succeeded with the payment when the key was executed and approved,
+    /// failed otherwise.
+    private func resolveFromLedger(_ world: World, _ letter: DeadLetter) async throws {
+        guard let payload = try await pool.query("SELECT payload->>'idempotency_key' AS key FROM jobs WHERE id = $1",
+                                                 [.int(letter.sourceID)]).rows.first?.decode("key", as: String?.self),
+              let row = try await pool.query("SELECT id, provider FROM charges WHERE idempotency_key = $1", [.text(payload)]).rows.first
+        else { return }
+        let chargeID: Int64 = try row.decode("id")
+        let provider = ProviderID(rawValue: try row.decode("provider", as: String.self)) ?? .adyen
+        let executed = world.emulator.executed(provider).first { $0.idempotencyKey == payload }
+        let action = OperatorAction(actor: "sim", note: "checked the provider's records")
+        if let executed, executed.result == .approved {
+            _ = try? await world.charges.resolve(id: chargeID, as: .succeeded, providerPaymentID: executed.providerPaymentID, by: action)
+        } else {
+            _ = try? await world.charges.resolve(id: chargeID, as: .failed, providerPaymentID: nil, by: action)
+        }
+    }
+
+    // MARK: Invariants
+
+    private func check(_ world: World, orders: [SimulatedOrder], into report: inout Report) async throws {
+        func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
+            report.checks += 1
+            if !condition { report.violations.append(message()) }
+        }
+        // 1. At most one executed, approved charge per subscription cycle (the provider's ledger).
+        var approvedPerCycle: [String: Int] = [:]
+        for provider in ProviderID.allCases {
+            for charge in world.emulator.executed(provider) where charge.result == .approved {
+                guard let key = charge.idempotencyKey, let range = key.range(of: "-a", options: .backwards) else { continue }
+                approvedPerCycle[String(key[..<range.lowerBound]), default: 0] += 1
+            }
+        }
+        for (cycle, count) in approvedPerCycle.sorted(by: { $0.key < $1.key }) {
+            expect(count <= 1, "\(count) approved charges at the provider for \(cycle)")
+        }
+        // 2. Every executed, approved charge is known as this cycle's success, or still open
+        //    and in front of an operator (never declined or skipped while the money was taken).
+        for provider in ProviderID.allCases {
+            for charge in world.emulator.executed(provider) where charge.result == .approved {
+                guard let key = charge.idempotencyKey else { continue }
+                let status = try await pool.query("SELECT status FROM charges WHERE idempotency_key = $1", [.text(key)])
+                    .rows.first?.decode("status", as: String.self)
+                expect(status == "succeeded" || status == "unknown" || status == "pending",
+                       "charge \(key) was approved at the provider but is \(status ?? "missing") here")
+            }
+        }
+        // 3. No charge left without a final outcome unless an operator has it.
+        let open = try await pool.query("""
+            SELECT c.idempotency_key, c.status FROM charges c
+            WHERE c.status IN ('pending', 'unknown') AND c.attempted_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM jobs j JOIN dead_letters d ON d.source = 'job' AND d.source_id = j.id AND d.status = 'open'
+                              WHERE j.unique_key = c.idempotency_key)
+              AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unique_key = c.idempotency_key AND j.state IN ('available', 'retryable'))
+            """).rows
+        for row in open {
+            let key: String = try row.decode("idempotency_key"), status: String = try row.decode("status")
+            expect(false, "charge \(key) is \(status) with no job and no open dead letter")
+        }
+        // 4. Every skipped attempt was reported.
+        let silentSkips = try await pool.query("""
+            SELECT c.idempotency_key FROM charges c WHERE c.status = 'skipped'
+              AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m WHERE m.subscription_id = c.subscription_id
+                              AND m.type = 'subscription.charge_skipped'
+                              AND m.webhook_id = 'subscription.charge_skipped:' || c.subscription_id || ':c' || c.cycle || ':a' || c.attempt)
+            """).rows
+        for row in silentSkips {
+            let key: String = try row.decode("idempotency_key")
+            expect(false, "charge \(key) skipped silently")
+        }
+        // 5. Orders: fulfilled only when paid exactly; every reversal after order.paid reported.
+        for order in orders {
+            let record = try await world.orders.order(id: order.id)
+            let paidCallback = record.callbacks.contains { $0.type == "order.paid" }
+            if order.expected != order.paid {
+                expect(!paidCallback, "order \(order.reference) expects \(order.expected) but was paid \(order.paid), and order.paid was sent")
+            }
+            guard paidCallback, let payment = record.payments.first(where: { $0.providerPaymentID == order.psp }) else { continue }
+            expect(order.expected == order.paid, "order \(order.reference) fulfilled with a mismatched amount")
+            let types = Set(record.callbacks.map(\.type))
+            if payment.refundedMinor > 0 { expect(types.contains("order.refunded"), "refund of \(order.reference) after order.paid not reported") }
+            if payment.chargebacks > payment.chargebackReversals {
+                expect(types.contains("order.charged_back"), "chargeback of \(order.reference) after order.paid not reported")
+            }
+            if payment.status == "failed" || payment.status == "canceled" {
+                expect(types.contains("order.payment_reversed"), "\(payment.status) \(order.reference) after order.paid not reported")
+            }
+        }
+        // 6. Nothing acknowledged is lost or stuck: every delivery processed or in front of an operator.
+        let stuck = try await pool.query("""
+            SELECT count(*) AS n FROM inbound_events e
+            WHERE e.status = 'pending'
+               OR (e.status = 'dead' AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.source = 'inbound_event' AND d.source_id = e.id))
+            """).rows.first?.decode("n", as: Int64.self) ?? 0
+        expect(stuck == 0, "\(stuck) deliveries neither processed nor dead-lettered")
+        report.exercised["executed charges"] = ProviderID.allCases.map { world.emulator.executed($0).count }.reduce(0, +)
+        for row in try await pool.query("""
+            SELECT 'charges ' || status AS k, count(*) AS n FROM charges GROUP BY status
+            UNION ALL SELECT 'callbacks ' || type, count(*) FROM merchant_callbacks GROUP BY type
+            UNION ALL SELECT 'letters ' || reason || ' ' || status, count(*) FROM dead_letters GROUP BY reason, status
+            UNION ALL SELECT 'audit ' || action, count(*) FROM audit_log GROUP BY action
+            """).rows {
+            report.exercised[try row.decode("k"), default: 0] += Int(try row.decode("n", as: Int64.self))
+        }
+        // 7. No job left running.
+        let running = try await pool.query("SELECT count(*) AS n FROM jobs WHERE state = 'running'").rows.first?.decode("n", as: Int64.self) ?? 0
+        expect(running == 0, "\(running) jobs left running")
+    }
+}

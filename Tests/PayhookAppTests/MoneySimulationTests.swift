@@ -1,0 +1,60 @@
+import Foundation
+import PayhookPostgres
+import Testing
+@testable import PayhookApp
+
+/// The money simulation (`MoneySimulation`) over a fixed set of seeds in every test run, and
+/// over as many random seeds as `PAYHOOK_SIMULATE_SEEDS` asks for when `bench/simulate` runs it.
+@Suite("Money simulation", .serialized, .timeLimit(.minutes(10)))
+struct MoneySimulationTests {
+    /// Seeds every test run replays; a seed that once found a defect is added here.
+    static let fixedSeeds: [UInt64] = Array(1...12)
+
+    private func run(_ seeds: [UInt64], label: String) async throws -> (runs: Int, checks: Int, failed: [MoneySimulation.Report],
+                                                                          exercised: [String: Int]) {
+        let database = try await TestDatabase.migrated(label)
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 6, acquireTimeout: .seconds(60))
+        var checks = 0
+        var failed: [MoneySimulation.Report] = []
+        var exercised: [String: Int] = [:]
+        for seed in seeds {
+            let report = try await MoneySimulation(seed: seed, database: database, pool: pool, steps: 60).run()
+            checks += report.checks
+            exercised.merge(report.exercised, uniquingKeysWith: +)
+            if !report.passed { failed.append(report) }
+        }
+        await pool.close()
+        return (seeds.count, checks, failed, exercised)
+    }
+
+    private static func describe(_ report: MoneySimulation.Report) -> String {
+        "seed \(report.seed): \(report.violations.joined(separator: "; "))\n  replay: PAYHOOK_SIMULATE_SEED=\(report.seed) bench/simulate\n  steps: \(report.steps.joined(separator: ", "))"
+    }
+
+    @Test("every fixed seed keeps the money invariants: one approved charge per cycle, nothing approved lost, no silent skip, exact fulfillment, every reversal reported, nothing stuck")
+    func fixedSeeds() async throws {
+        let result = try await run(Self.fixedSeeds, label: "sim_fixed")
+        #expect(result.checks > result.runs * 5)
+        for report in result.failed { Issue.record(Comment(rawValue: Self.describe(report))) }
+    }
+
+    @Test("random seeds for bench/simulate", .enabled(if: ProcessInfo.processInfo.environment["PAYHOOK_SIMULATE_SEEDS"] != nil
+                                                      || ProcessInfo.processInfo.environment["PAYHOOK_SIMULATE_SEED"] != nil))
+    func randomSeeds() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let seeds: [UInt64]
+        if let one = environment["PAYHOOK_SIMULATE_SEED"].flatMap(UInt64.init) {
+            seeds = [one]
+        } else {
+            let count = environment["PAYHOOK_SIMULATE_SEEDS"].flatMap(Int.init) ?? 100
+            let base = environment["PAYHOOK_SIMULATE_BASE"].flatMap(UInt64.init) ?? UInt64.random(in: 1...(UInt64.max / 2))
+            seeds = (0..<UInt64(count)).map { base &+ $0 }
+        }
+        let started = ContinuousClock.now
+        let result = try await run(seeds, label: "sim_random")
+        print("simulate: \(result.runs) runs, \(result.runs - result.failed.count) passed, \(result.checks) invariant checks, \(result.failed.count) failed, first seed \(seeds.first ?? 0), \(ContinuousClock.now - started)")
+        for (what, count) in result.exercised.sorted(by: { $0.key < $1.key }) { print("simulate:   \(what): \(count)") }
+        for report in result.failed { print("simulate: FAILED " + Self.describe(report)) }
+        #expect(result.failed.isEmpty)
+    }
+}
