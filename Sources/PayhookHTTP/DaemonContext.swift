@@ -42,6 +42,8 @@ final class DaemonContext: Sendable {
     let handler: HTTPHandler
     let maxBodyBytes: Int
     let handlerTimeout: Duration
+    /// The request deadline's bookkeeping; `nil` when the server has none.
+    let deadlines: ConnectionDeadlines?
     private let parked = Mutex(Parked())
     /// Resumes `deliver` started under `parked` and finishes outside it; see the type's notes.
     private let resumesInFlight = Atomic<Int>(0)
@@ -49,10 +51,11 @@ final class DaemonContext: Sendable {
     /// every exchange's retain is balanced.
     let requestsInProgress = Atomic<Int>(0)
 
-    init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration) {
+    init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration, requestTimeout: Duration? = nil) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.handlerTimeout = handlerTimeout
+        self.deadlines = requestTimeout.map { ConnectionDeadlines(timeout: $0) }
     }
 
     /// Polling thread, right after the handler returned: returns the response if it is

@@ -70,6 +70,7 @@ final class HTTPExchange: @unchecked Sendable {
             if let declared = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }) {
                 if declared > context.maxBodyBytes {
                     phase = .answered
+                    context.deadlines?.requestArrived(connection)
                     return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
                 }
                 // The body arrives in one or more pieces; one allocation holds them all.
@@ -96,6 +97,7 @@ final class HTTPExchange: @unchecked Sendable {
             }
             if bodyTooLarge {
                 phase = .answered
+                context.deadlines?.requestArrived(connection)
                 return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
             }
             return dispatch(connection)
@@ -124,6 +126,8 @@ final class HTTPExchange: @unchecked Sendable {
 
     private func dispatch(_ connection: OpaquePointer) -> Bool {
         phase = .dispatched
+        // Complete: the handler's own timeout applies from here, not the request deadline.
+        context.deadlines?.requestArrived(connection)
         reply.withLock { $0 = .handlerRunning }
         let request = HTTPRequest(
             method: method, path: path, rawQuery: rawQuery,

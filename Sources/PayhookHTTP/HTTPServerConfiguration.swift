@@ -19,6 +19,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// Idle time after which a connection is closed, so slow clients cannot pin resources.
     /// Does not apply while a request waits for its handler (see `handlerTimeoutSeconds`).
     public var connectionTimeoutSeconds: Int = 10
+    /// Time for a request's headers and body to arrive, counted from the connection's accept
+    /// (first request) or the request line (later ones); a slower request's connection is
+    /// closed. Unlike `connectionTimeoutSeconds`, trickling bytes does not extend it. 0: none.
+    public var requestTimeoutSeconds: Int = 30
+    /// Length of the kernel's queue of connections not yet accepted; 0 keeps libmicrohttpd's
+    /// default (SOMAXCONN). Beyond it the kernel drops new SYNs, the cheapest way to shed excess.
+    public var listenBacklog: Int = 0
     /// Internal polling threads (poll(2)); above 1, libmicrohttpd's thread pool is used.
     public var threadCount: Int = 1
     /// PEM certificate file; with `tlsKeyPath`, the server speaks HTTPS only.
