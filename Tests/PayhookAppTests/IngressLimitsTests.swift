@@ -79,3 +79,38 @@ struct IngressLimitsTests {
         }
     }
 }
+
+/// One client address cannot take the ingress offline for the others (issue 24).
+@Suite("Ingress under hostile load", .timeLimit(.minutes(3)))
+struct IngressHostileLoadTests {
+    @Test("a client holding more half-open connections than its limit keeps only its share; another address is served")
+    func halfOpenConnectionsPerClient() async throws {
+        let overrides: [String: String?] = ["PAYHOOK_MAX_CONNECTIONS": "24", "PAYHOOK_MAX_CONNECTIONS_PER_IP": "8"]
+        try await IngressHarness.with("hostile_halfopen", overrides: overrides) { (ingress) async throws in
+            let port = ingress.port
+            // 30 connections from 127.0.0.1, each stopping in the middle of its header block:
+            // more than the global limit, so without a per-address limit nobody else gets in.
+            let attacker: [RawTestConnection] = try (0..<30).map { _ in
+                let connection = try #require(RawTestConnection(port: port, timeoutSeconds: 3))
+                connection.send("POST /webhooks/adyen HTTP/1.1\r\nHost: x\r\nContent-Type: app")
+                return connection
+            }
+            // The server closes what is over the limit at once; the ones it keeps wait for the
+            // request deadline (10 s), so the 3 s receive timeout ends their wait instead.
+            let closed = await withTaskGroup(of: Bool.self) { group in
+                for connection in attacker { group.addTask { await HTTPTestClient.offPool { connection.awaitClose() } } }
+                return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(closed == 22, "connections the server kept: \(30 - closed)")
+
+            // Meanwhile a second client on another loopback address is served.
+            let health = await HTTPTestClient.send(port: port, method: "GET", path: "/healthz", source: "127.0.0.2")
+            #expect(health?.status == 200)
+            let delivery = Sign.adyen()
+            let stored = await HTTPTestClient.send(port: port, path: delivery.path, headers: delivery.headers,
+                                                   body: delivery.body, source: "127.0.0.2")
+            #expect(stored?.status == 200)
+            withExtendedLifetime(attacker) {}
+        }
+    }
+}
