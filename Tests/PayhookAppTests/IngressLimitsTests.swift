@@ -113,4 +113,61 @@ struct IngressHostileLoadTests {
             withExtendedLifetime(attacker) {}
         }
     }
+
+    @Test("a flood of bad signatures leaves a bounded number of rows, every refusal counted, and a new source's first kept")
+    func badSignatureFlood() async throws {
+        let overrides: [String: String?] = [
+            "PAYHOOK_REJECTED_RECORD_BURST": "5", "PAYHOOK_REJECTED_RECORD_PER_MINUTE": "0",
+            "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND": "1000",
+        ]
+        try await IngressHarness.with("hostile_flood", overrides: overrides) { (ingress) async throws in
+            let flood = (0..<200).map { _ in Sign.adyen(hexKey: TestSecrets.adyenAcmeEU) }
+            let statuses = await withTaskGroup(of: Int.self) { group in
+                var statuses: [Int] = []
+                for (index, delivery) in flood.enumerated() {
+                    if index >= 20, let status = await group.next() { statuses.append(status) }  // 20 at a time
+                    group.addTask { await ingress.send(delivery)?.status ?? -1 }
+                }
+                for await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses == Array(repeating: 401, count: 200))
+            // Another address: its first refusal is kept although 127.0.0.1 has used its burst.
+            let other = Sign.adyen(hexKey: TestSecrets.adyenAcmeEU)
+            let otherStatus = await HTTPTestClient.send(port: ingress.port, path: other.path, headers: other.headers,
+                                                        body: other.body, source: "127.0.0.2")
+            #expect(otherStatus?.status == 401)
+
+            let metrics = try await ingress.get("/metrics", admin: true, headers: [("Authorization", "Bearer \(TestSecrets.adminToken)")]).text
+            #expect(metricValue(metrics, "payhook_deliveries_rejected_total", #"provider="adyen",reason="signature_mismatch""#) == 201)
+            #expect(metricValue(metrics, "payhook_rejected_deliveries_held_back_total", #"provider="adyen""#) == 195)
+            var rows = -1
+            let written = await eventually(timeout: .seconds(10)) {
+                rows = (try? await ingress.database.query("SELECT count(*) AS n FROM rejected_deliveries").rows[0].decode("n", as: Int.self)) ?? -1
+                return rows >= 6
+            }
+            #expect(written, "rows: \(rows)")
+            #expect(rows == 6)
+            let sources = try await ingress.database.query(
+                "SELECT remote_addr, count(*) AS n FROM rejected_deliveries GROUP BY 1 ORDER BY 1"
+            ).map { "\(try $0.decode("remote_addr", as: String.self))=\(try $0.decode("n", as: Int.self))" }
+            #expect(sources == ["127.0.0.1=5", "127.0.0.2=1"])
+        }
+    }
+
+    @Test("with an allow-list, a provider's route refuses other addresses with 403 and serves listed ones")
+    func providerAllowList() async throws {
+        try await IngressHarness.with("hostile_allow", overrides: ["PAYHOOK_PXP_ALLOWED_CIDRS": "127.0.0.2/32"]) { (ingress) async throws in
+            let refused = Sign.pxp()
+            #expect(try await ingress.post(refused).status == 403)
+            #expect(try await ingress.database.inboundCount(body: refused.body) == 0)
+            let listed = Sign.pxp()
+            let answer = await HTTPTestClient.send(port: ingress.port, path: listed.path, headers: listed.headers,
+                                                   body: listed.body, source: "127.0.0.2")
+            #expect(answer?.status == 200)
+            // Providers without a list are not affected.
+            #expect(try await ingress.post(Sign.adyen()).status == 200)
+            #expect(try await ingress.awaitRejected(refused.body).map(\.reason) == ["address_not_allowed"])
+        }
+    }
 }

@@ -82,6 +82,8 @@ final class PayhookServer: Sendable {
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
+            rejectionQuota: RejectedDeliveryQuota(settings: configuration.ingress.rejectedRecording),
+            allowedAddresses: configuration.ingress.allowedAddresses,
             metrics: IngressMetrics(registry: metrics), logger: logger, now: { Date() })
         let readiness = ReadinessProbe(pool: pool, migrator: migrator)
 
