@@ -35,7 +35,7 @@ public struct RejectedRecordingSettings: Sendable, Equatable {
     /// `PAYHOOK_REJECTED_RECORD_PER_MINUTE`: rows a source earns back each minute.
     public var perSourcePerMinute = 6
     /// `PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND`: rows per second across every source.
-    public var totalPerSecond = 20
+    public var totalPerSecond = 5
     /// Sources remembered at once; beyond it the idlest are forgotten (and are new again).
     public var trackedSources = 10_000
 
