@@ -60,7 +60,8 @@ public final class HTTPServer: Sendable {
         self.context = DaemonContext(
             handler: handler, maxBodyBytes: configuration.maxBodyBytes,
             handlerTimeout: .seconds(configuration.handlerTimeoutSeconds),
-            requestTimeout: configuration.requestTimeoutSeconds > 0 ? .seconds(configuration.requestTimeoutSeconds) : nil)
+            requestTimeout: configuration.requestTimeoutSeconds > 0 ? .seconds(configuration.requestTimeoutSeconds) : nil,
+            maxBufferedBodyBytes: configuration.maxBufferedBodyBytes)
     }
 
     deinit {
@@ -125,6 +126,12 @@ public final class HTTPServer: Sendable {
 
     /// Test hook: requests currently waiting for their handler's response.
     var parkedRequestCount: Int { context.parkedCount }
+
+    /// Body bytes reserved by requests being received or handled (`maxBufferedBodyBytes`).
+    public var bufferedBodyBytes: Int { context.bufferedBodyBytes.load(ordering: .relaxed) }
+
+    /// Requests refused because their bodies would have passed `maxBufferedBodyBytes`.
+    public var requestsOverBodyBudget: Int { context.overBodyBudget.load(ordering: .relaxed) }
 
     /// Requests cut off at the request deadline since start (`requestTimeoutSeconds`).
     public var requestsCutOff: Int { context.deadlines?.cutOff.load(ordering: .relaxed) ?? 0 }
@@ -215,6 +222,7 @@ public final class HTTPServer: Sendable {
         require((1...1_000_000).contains(c.connectionLimit), "connectionLimit \(c.connectionLimit) is outside 1...1000000")
         require((0...1_000_000).contains(c.perIPConnectionLimit), "perIPConnectionLimit \(c.perIPConnectionLimit) is outside 0...1000000")
         require((0...86_400).contains(c.requestTimeoutSeconds), "requestTimeoutSeconds \(c.requestTimeoutSeconds) is outside 0...86400")
+        require((0...(1 << 40)).contains(c.maxBufferedBodyBytes), "maxBufferedBodyBytes \(c.maxBufferedBodyBytes) is outside 0...2^40")
         require((0...65_535).contains(c.listenBacklog), "listenBacklog \(c.listenBacklog) is outside 0...65535")
         require((1...86_400).contains(c.connectionTimeoutSeconds), "connectionTimeoutSeconds \(c.connectionTimeoutSeconds) is outside 1...86400")
         require((1...64).contains(c.threadCount), "threadCount \(c.threadCount) is outside 1...64")

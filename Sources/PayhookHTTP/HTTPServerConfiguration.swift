@@ -8,6 +8,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// a chunked body that grows past it is discarded and answered 413 when it ends (or the
     /// connection is closed once it exceeds twice the limit).
     public var maxBodyBytes: Int = 1 << 20
+    /// Bound on the body bytes of all requests being received or handled at once, counted as
+    /// they arrive. A request whose announced `Content-Length` does not fit in what is left is
+    /// answered 503 with `Retry-After` before its body is read; one whose bytes overrun it
+    /// (chunked, or others filled it meanwhile) is closed. 0: no bound other than
+    /// `connectionLimit × maxBodyBytes`.
+    public var maxBufferedBodyBytes: Int = 0
     /// Approximate bound on the request line plus headers, enforced through libmicrohttpd's
     /// per-connection memory pool (which also holds the read buffer); an oversize header block
     /// gets libmicrohttpd's own 4xx error and never reaches the handler.

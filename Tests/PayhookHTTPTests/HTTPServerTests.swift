@@ -512,4 +512,31 @@ struct HTTPServerTests {
         let ending = await offPool { RawConnection(port: port, receiveTimeoutSeconds: 20)?.readUntilClosed() }
         #expect(ending == .closedByPeer)
     }
+
+    @Test("a body that would take the buffered bodies past their budget is answered 503 before it is read; the budget frees as requests end")
+    func bufferedBodyBudget() async throws {
+        let server = try startServer({ $0.maxBufferedBodyBytes = 1000 }) { request, respond in
+            respond(.text(200, "got \(request.body.count)"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+        let outcome = await offPool { () -> (over: Int?, first: Int?, after: Int?) in
+            guard let first = RawConnection(port: port), let over = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+                return (nil, nil, nil)
+            }
+            // 800 of 1000 bytes announced and half sent: held until the rest arrives.
+            first.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n" + String(repeating: "a", count: 400))
+            over.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n")
+            let overStatus = over.readResponse()?.status
+            first.send(String(repeating: "a", count: 400))
+            let firstStatus = first.readResponse()?.status
+            let after = RawConnection(port: port)
+            after?.send("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n" + String(repeating: "c", count: 800))
+            return (overStatus, firstStatus, after?.readResponse()?.status)
+        }
+        #expect(outcome.over == 503)
+        #expect(outcome.first == 200)
+        #expect(outcome.after == 200)
+        #expect(await eventually { server.bufferedBodyBytes == 0 })
+    }
 }
