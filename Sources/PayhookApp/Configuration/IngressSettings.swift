@@ -14,6 +14,9 @@ public struct IngressSettings: Sendable, Equatable {
     public var requestTimeoutSeconds = 10
     /// Keep-alive idle time between requests (`PAYHOOK_IDLE_TIMEOUT_SECONDS`).
     public var idleTimeoutSeconds = 10
+    /// Request bodies held in memory at once, all connections together
+    /// (`PAYHOOK_MAX_BODY_MEMORY_BYTES`; 0: only `maxConnections × PAYHOOK_MAX_BODY_BYTES`).
+    public var maxBodyMemoryBytes = 256 << 20
     /// How many refused deliveries reach `rejected_deliveries`.
     public var rejectedRecording = RejectedRecordingSettings()
     /// Client addresses each provider's routes accept (`PAYHOOK_<PROVIDER>_ALLOWED_CIDRS`); a
@@ -43,7 +46,7 @@ public struct RejectedRecordingSettings: Sendable, Equatable {
 }
 
 extension EnvironmentReader {
-    mutating func ingressSettings() -> IngressSettings {
+    mutating func ingressSettings(maxBodyBytes: Int) -> IngressSettings {
         var settings = IngressSettings()
         settings.maxConnections = integer("PAYHOOK_MAX_CONNECTIONS", default: settings.maxConnections, range: 1...100_000)
         settings.maxConnectionsPerIP = integer(
@@ -54,6 +57,11 @@ extension EnvironmentReader {
         settings.requestTimeoutSeconds = integer(
             "PAYHOOK_REQUEST_TIMEOUT_SECONDS", default: settings.requestTimeoutSeconds, range: 1...300)
         settings.idleTimeoutSeconds = integer("PAYHOOK_IDLE_TIMEOUT_SECONDS", default: settings.idleTimeoutSeconds, range: 1...3600)
+        settings.maxBodyMemoryBytes = integer(
+            "PAYHOOK_MAX_BODY_MEMORY_BYTES", default: settings.maxBodyMemoryBytes, range: 0...(64 << 30))
+        if settings.maxBodyMemoryBytes > 0 && settings.maxBodyMemoryBytes < maxBodyBytes {
+            problem("PAYHOOK_MAX_BODY_MEMORY_BYTES", "must be 0 or at least PAYHOOK_MAX_BODY_BYTES (\(maxBodyBytes))")
+        }
         var recording = RejectedRecordingSettings()
         recording.perSourceBurst = integer("PAYHOOK_REJECTED_RECORD_BURST", default: recording.perSourceBurst, range: 1...100_000)
         recording.perSourcePerMinute = integer(

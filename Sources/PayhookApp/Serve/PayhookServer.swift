@@ -100,6 +100,7 @@ final class PayhookServer: Sendable {
         ingressConfig.perIPConnectionLimit = configuration.ingress.maxConnectionsPerIP
         ingressConfig.requestTimeoutSeconds = configuration.ingress.requestTimeoutSeconds
         ingressConfig.connectionTimeoutSeconds = configuration.ingress.idleTimeoutSeconds
+        ingressConfig.maxBufferedBodyBytes = configuration.ingress.maxBodyMemoryBytes
         // Webhook headers are small; libmicrohttpd zeroes each connection's memory pool per
         // request, so a smaller pool is measurably cheaper (bench/ingest).
         ingressConfig.maxHeaderBytes = 8 << 10
@@ -110,8 +111,15 @@ final class PayhookServer: Sendable {
         let ingressServer = self.ingressServer
         metrics.describe("payhook_ingress_requests_cut_off_total", type: "counter",
                          help: "Ingress requests whose headers and body did not arrive within PAYHOOK_REQUEST_TIMEOUT_SECONDS.")
+        metrics.describe("payhook_ingress_requests_over_body_budget_total", type: "counter",
+                         help: "Ingress requests refused (503) or closed because PAYHOOK_MAX_BODY_MEMORY_BYTES was reached.")
+        metrics.describe("payhook_ingress_body_bytes", type: "gauge", help: "Request body bytes held in memory now.")
         metrics.addCollector {
-            [("payhook_ingress_requests_cut_off_total", [], Double(ingressServer.requestsCutOff))]
+            [
+                ("payhook_ingress_requests_cut_off_total", [], Double(ingressServer.requestsCutOff)),
+                ("payhook_ingress_requests_over_body_budget_total", [], Double(ingressServer.requestsOverBodyBudget)),
+                ("payhook_ingress_body_bytes", [], Double(ingressServer.bufferedBodyBytes)),
+            ]
         }
 
         var adminConfig = HTTPServerConfiguration()
