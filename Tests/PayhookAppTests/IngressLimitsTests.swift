@@ -170,4 +170,31 @@ struct IngressHostileLoadTests {
             #expect(try await ingress.awaitRejected(refused.body).map(\.reason) == ["address_not_allowed"])
         }
     }
+
+    @Test("a webhook body trickled in past PAYHOOK_REQUEST_TIMEOUT_SECONDS is cut off, counted, and never stored")
+    func slowWebhookBodyCutOff() async throws {
+        let overrides: [String: String?] = ["PAYHOOK_REQUEST_TIMEOUT_SECONDS": "1", "PAYHOOK_IDLE_TIMEOUT_SECONDS": "60"]
+        try await IngressHarness.with("hostile_slowbody", overrides: overrides) { (ingress) async throws in
+            let delivery = Sign.pxp()
+            let connection = try #require(RawTestConnection(port: ingress.port, timeoutSeconds: 30))
+            var head = "POST \(delivery.path) HTTP/1.1\r\nHost: x\r\nContent-Length: \(delivery.body.count)\r\n"
+            for (name, value) in delivery.headers { head += "\(name): \(value)\r\n" }
+            connection.send(head + "\r\n")
+            let body = delivery.body
+            let sent = await HTTPTestClient.offPool { () -> Int in
+                // One byte every 100 ms: the whole body would take tens of seconds.
+                var sent = 0
+                while sent < body.count, connection.send([body[sent]]) {
+                    sent += 1
+                    usleep(100_000)
+                }
+                return sent
+            }
+            #expect(sent < delivery.body.count, "the whole body was accepted")
+            #expect(await HTTPTestClient.offPool { connection.awaitClose() })
+            let metrics = try await ingress.get("/metrics", admin: true, headers: [("Authorization", "Bearer \(TestSecrets.adminToken)")]).text
+            #expect(metricValue(metrics, "payhook_ingress_requests_cut_off_total", "") == 1)
+            #expect(try await ingress.database.inboundCount(body: delivery.body) == 0)
+        }
+    }
 }
