@@ -1,4 +1,6 @@
 import Foundation
+import PayhookCore
+import Synchronization
 import PayhookTestSupport
 @testable import PayhookApp
 import Testing
@@ -120,7 +122,9 @@ struct IngressHostileLoadTests {
             "PAYHOOK_REJECTED_RECORD_BURST": "5", "PAYHOOK_REJECTED_RECORD_PER_MINUTE": "0",
             "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND": "1000",
         ]
-        try await IngressHarness.with("hostile_flood", overrides: overrides) { (ingress) async throws in
+        let lines = Mutex<[String]>([])
+        let logger = Logger(minimumLevel: .warning) { line in lines.withLock { $0.append(line) } }
+        try await IngressHarness.with("hostile_flood", overrides: overrides, logger: logger) { (ingress) async throws in
             let flood = (0..<200).map { _ in Sign.adyen(hexKey: TestSecrets.adyenAcmeEU) }
             let statuses = await withTaskGroup(of: Int.self) { group in
                 var statuses: [Int] = []
@@ -152,6 +156,10 @@ struct IngressHostileLoadTests {
                 "SELECT remote_addr, count(*) AS n FROM rejected_deliveries GROUP BY 1 ORDER BY 1"
             ).map { "\(try $0.decode("remote_addr", as: String.self))=\(try $0.decode("n", as: Int.self))" }
             #expect(sources == ["127.0.0.1=5", "127.0.0.2=1"])
+            // Summary lines, at most one per provider every 10 s, not one per refusal (195 here).
+            let summaries = lines.withLock { $0 }.filter { $0.contains("rejected deliveries not recorded") }
+            #expect((1..<10).contains(summaries.count), "\(summaries.count) summary lines")
+            #expect(summaries.first?.contains(#""provider":"adyen""#) == true)
         }
     }
 
