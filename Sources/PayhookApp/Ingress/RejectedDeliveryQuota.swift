@@ -55,7 +55,7 @@ final class RejectedDeliveryQuota: Sendable {
             Self.refill(&state.shared, at: instant, rate: total, capacity: total)
             guard var bucket = state.sources[source] else {
                 if state.sources.count >= settings.trackedSources {
-                    Self.forgetIdle(&state.sources, at: instant, rate: perSecond, capacity: burst, keeping: settings.trackedSources)
+                    Self.forgetIdle(&state.sources, at: instant, rate: perSecond, capacity: burst)
                 }
                 guard state.sources.count < settings.trackedSources else { return false }
                 state.sources[source] = Bucket(tokens: burst - 1, updated: instant)
@@ -85,9 +85,7 @@ final class RejectedDeliveryQuota: Sendable {
     }
 
     /// Drops the sources whose buckets have refilled completely: they are no different from new.
-    private static func forgetIdle(
-        _ sources: inout [Source: Bucket], at instant: ContinuousClock.Instant, rate: Double, capacity: Double, keeping limit: Int
-    ) {
+    private static func forgetIdle(_ sources: inout [Source: Bucket], at instant: ContinuousClock.Instant, rate: Double, capacity: Double) {
         sources = sources.filter { _, bucket in
             var refilled = bucket
             refill(&refilled, at: instant, rate: rate, capacity: capacity)
