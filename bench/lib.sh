@@ -24,8 +24,11 @@ export BENCH_ADYEN_HEX_KEY=44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48E
 export BENCH_PXP_KEY=bench-pxp-key
 
 # Starts `BINARY serve --roles ingress` on 127.0.0.1:PORT (admin on PORT + 1, token
-# bench-admin-token) in the background, logging to LOG; sets SERVED_PID.
+# bench-admin-token) in the background, logging to LOG; sets SERVED_PID. The load comes from one
+# address standing in for many senders, so the per-address connection limit is off unless
+# BENCH_MAX_CONNECTIONS_PER_IP says otherwise (the default 64 would refuse 192 of wrk's 256).
 serve_ingress() { # $1 binary, $2 port, $3 log file
+    PAYHOOK_MAX_CONNECTIONS_PER_IP=${BENCH_MAX_CONNECTIONS_PER_IP:-0} \
     PAYHOOK_LISTEN=127.0.0.1:$2 PAYHOOK_ADMIN_LISTEN=127.0.0.1:$(($2 + 1)) PAYHOOK_ADMIN_TOKEN=bench-admin-token PAYHOOK_LOG_LEVEL=warning \
     PAYHOOK_MERCADOPAGO_SECRETS=$BENCH_MP_SECRET PAYHOOK_ADYEN_HMAC_KEYS=$BENCH_ADYEN_HEX_KEY PAYHOOK_PXP_WEBHOOK_KEYS=$BENCH_PXP_KEY \
         "$1" serve --roles ingress > "$3" 2>&1 &

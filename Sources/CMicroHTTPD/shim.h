@@ -61,7 +61,9 @@ struct payhook_mhd_start_options {
     MHD_AccessHandlerCallback access_handler;
     MHD_RequestCompletedCallback request_completed;
     payhook_mhd_uri_log_callback uri_log;
-    void *callback_context;                 /* cls for all three callbacks */
+    MHD_NotifyConnectionCallback notify_connection;  /* NULL: none */
+    unsigned int listen_backlog;            /* 0 = libmicrohttpd's default (SOMAXCONN) */
+    void *callback_context;                 /* cls for all four callbacks */
     struct payhook_mhd_log *log;
 };
 
@@ -100,7 +102,7 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (o->tls_key_pem != NULL && o->tls_cert_pem != NULL) flags |= MHD_USE_TLS;
 
-    struct MHD_OptionItem items[16];
+    struct MHD_OptionItem items[20];
     unsigned int n = 0;
     /* The logger goes first so that start-up messages reach it. */
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)payhook_mhd_logger, o->log };
@@ -114,6 +116,10 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)o->thread_count, NULL };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)o->request_completed, o->callback_context };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->callback_context };
+    if (o->notify_connection != NULL)
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)o->notify_connection, o->callback_context };
+    if (o->listen_backlog > 0)
+        items[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_BACKLOG_SIZE, (intptr_t)o->listen_backlog, NULL };
     if (flags & MHD_USE_TLS) {
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem };
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert_pem };
@@ -151,6 +157,17 @@ static inline void payhook_mhd_client_address(struct MHD_Connection *connection,
     } else if (sa->sa_family == AF_INET6) {
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buffer, (socklen_t)size);
     }
+}
+
+/* Whether a connection notification is the one for a new connection (not its close). */
+static inline int payhook_mhd_notify_is_start(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/* The connection's socket, or -1 if libmicrohttpd does not say. */
+static inline int payhook_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? (int)info->connect_fd : -1;
 }
 
 /* Builds a copied-buffer response; add headers, then queue with payhook_mhd_queue_and_release. */

@@ -42,6 +42,8 @@ final class DaemonContext: Sendable {
     let handler: HTTPHandler
     let maxBodyBytes: Int
     let handlerTimeout: Duration
+    /// The request deadline's bookkeeping; `nil` when the server has none.
+    let deadlines: ConnectionDeadlines?
     private let parked = Mutex(Parked())
     /// Resumes `deliver` started under `parked` and finishes outside it; see the type's notes.
     private let resumesInFlight = Atomic<Int>(0)
@@ -49,10 +51,52 @@ final class DaemonContext: Sendable {
     /// every exchange's retain is balanced.
     let requestsInProgress = Atomic<Int>(0)
 
-    init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration) {
+    /// Bound on `bufferedBodyBytes`; 0 for none.
+    let maxBufferedBodyBytes: Int
+    /// Body bytes buffered by requests between their arrival and their completion callback.
+    let bufferedBodyBytes = Atomic<Int>(0)
+    /// Requests refused for want of body budget.
+    let overBodyBudget = Atomic<Int>(0)
+
+    init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration, requestTimeout: Duration? = nil,
+         maxBufferedBodyBytes: Int = 0) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.handlerTimeout = handlerTimeout
+        self.deadlines = requestTimeout.map { ConnectionDeadlines(timeout: $0) }
+        self.maxBufferedBodyBytes = maxBufferedBodyBytes
+    }
+
+    /// Takes `count` bytes of the body budget; false (taking nothing) if that would pass it.
+    func reserveBody(_ count: Int) -> Bool {
+        guard maxBufferedBodyBytes > 0, count > 0 else { return true }
+        var current = bufferedBodyBytes.load(ordering: .relaxed)
+        while true {
+            guard current + count <= maxBufferedBodyBytes else {
+                overBodyBudget.add(1, ordering: .relaxed)
+                return false
+            }
+            let (exchanged, original) = bufferedBodyBytes.compareExchange(
+                expected: current, desired: current + count, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Whether `count` more bytes would fit in the body budget now (nothing is taken).
+    func bodyBudgetHasRoom(for count: Int) -> Bool {
+        guard maxBufferedBodyBytes > 0 else { return true }
+        guard bufferedBodyBytes.load(ordering: .relaxed) + count <= maxBufferedBodyBytes else {
+            overBodyBudget.add(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Gives back what `reserveBody` took.
+    func releaseBody(_ count: Int) {
+        guard maxBufferedBodyBytes > 0, count > 0 else { return }
+        bufferedBodyBytes.subtract(count, ordering: .relaxed)
     }
 
     /// Polling thread, right after the handler returned: returns the response if it is

@@ -9,7 +9,7 @@ import Synchronization
 /// only one that sees the raw URI), released by the request-completed callback.
 ///
 /// `@unchecked Sendable` invariant: the variable stored properties below (`phase`, `method`,
-/// `path`, `headers`, `body`, `bodyBytesSeen`, `bodyTooLarge`) are touched only from
+/// `path`, `headers`, `body`, `bodyBytesSeen`, `bodyTooLarge`, `reservedBodyBytes`) are touched only from
 /// libmicrohttpd callbacks for this request, and libmicrohttpd runs every callback of a
 /// connection on that connection's one polling thread. Whatever other threads touch (the
 /// handler's `respond`, the timeout sweep, `stop()`) lives in `reply`, behind a `Mutex`.
@@ -48,6 +48,9 @@ final class HTTPExchange: @unchecked Sendable {
     private var body: [UInt8] = []
     private var bodyBytesSeen = 0
     private var bodyTooLarge = false
+    /// Body budget taken from `context` (`DaemonContext.reserveBody`), given back in `finish()`.
+    /// Read there from the completion callback, on this connection's polling thread too.
+    private var reservedBodyBytes = 0
 
     init(context: DaemonContext, rawQuery: String, remoteAddress: String) {
         self.context = context
@@ -70,9 +73,17 @@ final class HTTPExchange: @unchecked Sendable {
             if let declared = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }) {
                 if declared > context.maxBodyBytes {
                     phase = .answered
+                    context.deadlines?.requestArrived(connection)
                     return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
                 }
-                // The body arrives in one or more pieces; one allocation holds them all.
+                // A body that cannot fit in what is left of the budget now is refused unread.
+                guard context.bodyBudgetHasRoom(for: declared) else {
+                    phase = .answered
+                    context.deadlines?.requestArrived(connection)
+                    return Self.queue(Self.overBodyBudget, on: connection)
+                }
+                // The body arrives in one or more pieces; one allocation holds them all (address
+                // space only: pages are resident, and budget taken, as bytes arrive).
                 body.reserveCapacity(declared)
             }
             return true
@@ -89,6 +100,17 @@ final class HTTPExchange: @unchecked Sendable {
                     body = []
                     return bodyBytesSeen <= context.maxBodyBytes * 2
                 }
+                if body.count + count > reservedBodyBytes {
+                    // Budget is taken as bytes arrive, so announcing a large body and sending
+                    // nothing holds none; past the budget the connection is closed.
+                    let more = body.count + count - reservedBodyBytes
+                    guard context.reserveBody(more) else {
+                        bodyTooLarge = true
+                        body = []
+                        return false
+                    }
+                    reservedBodyBytes += more
+                }
                 if let uploadData {
                     body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
                 }
@@ -96,6 +118,7 @@ final class HTTPExchange: @unchecked Sendable {
             }
             if bodyTooLarge {
                 phase = .answered
+                context.deadlines?.requestArrived(connection)
                 return Self.queue(HTTPResponse.text(413, "request body too large\n"), on: connection)
             }
             return dispatch(connection)
@@ -120,10 +143,18 @@ final class HTTPExchange: @unchecked Sendable {
     /// Called by the request-completed callback; late responses are dropped from here on.
     func finish() {
         reply.withLock { $0 = .finished }
+        context.releaseBody(reservedBodyBytes)
+        reservedBodyBytes = 0
     }
+
+    static let overBodyBudget = HTTPResponse(
+        status: 503, headers: [("Retry-After", "1"), ("Content-Type", "text/plain"), ("Connection", "close")],
+        body: Array("server busy receiving other requests, retry\n".utf8))
 
     private func dispatch(_ connection: OpaquePointer) -> Bool {
         phase = .dispatched
+        // Complete: the handler's own timeout applies from here, not the request deadline.
+        context.deadlines?.requestArrived(connection)
         reply.withLock { $0 = .handlerRunning }
         let request = HTTPRequest(
             method: method, path: path, rawQuery: rawQuery,

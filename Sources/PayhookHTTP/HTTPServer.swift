@@ -59,7 +59,9 @@ public final class HTTPServer: Sendable {
         self.tlsPEM = try Self.loadTLS(configuration)
         self.context = DaemonContext(
             handler: handler, maxBodyBytes: configuration.maxBodyBytes,
-            handlerTimeout: .seconds(configuration.handlerTimeoutSeconds))
+            handlerTimeout: .seconds(configuration.handlerTimeoutSeconds),
+            requestTimeout: configuration.requestTimeoutSeconds > 0 ? .seconds(configuration.requestTimeoutSeconds) : nil,
+            maxBufferedBodyBytes: configuration.maxBufferedBodyBytes)
     }
 
     deinit {
@@ -125,6 +127,15 @@ public final class HTTPServer: Sendable {
     /// Test hook: requests currently waiting for their handler's response.
     var parkedRequestCount: Int { context.parkedCount }
 
+    /// Body bytes reserved by requests being received or handled (`maxBufferedBodyBytes`).
+    public var bufferedBodyBytes: Int { context.bufferedBodyBytes.load(ordering: .relaxed) }
+
+    /// Requests refused because their bodies would have passed `maxBufferedBodyBytes`.
+    public var requestsOverBodyBudget: Int { context.overBodyBudget.load(ordering: .relaxed) }
+
+    /// Requests cut off at the request deadline since start (`requestTimeoutSeconds`).
+    public var requestsCutOff: Int { context.deadlines?.cutOff.load(ordering: .relaxed) ?? 0 }
+
     /// Test hook: requests libmicrohttpd has started and not yet reported complete.
     var requestsInProgress: Int { context.requestsInProgress.load(ordering: .relaxed) }
 
@@ -153,6 +164,8 @@ public final class HTTPServer: Sendable {
         options.access_handler = accessHandler
         options.request_completed = requestCompleted
         options.uri_log = requestStarted
+        options.notify_connection = context.deadlines == nil ? nil : connectionNotified
+        options.listen_backlog = UInt32(configuration.listenBacklog)
         options.callback_context = retainedContext.toOpaque()
         options.log = log
 
@@ -178,11 +191,16 @@ public final class HTTPServer: Sendable {
         }
 
         let sweep = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "payhook.http.handler-timeouts"))
-        // A quarter of the timeout (at most 1 s) bounds how late a 503 can be.
-        let interval = min(1.0, Double(configuration.handlerTimeoutSeconds) / 4)
+        // A quarter of the timeouts (at most 1 s) bounds how late a 503 or a cut-off can be.
+        var interval = min(1.0, Double(configuration.handlerTimeoutSeconds) / 4)
+        if configuration.requestTimeoutSeconds > 0 {
+            interval = min(interval, Double(configuration.requestTimeoutSeconds) / 4)
+        }
         sweep.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
         sweep.setEventHandler { [context] in
-            context.expireOverdue(now: .now)
+            let now = ContinuousClock.now
+            context.expireOverdue(now: now)
+            context.deadlines?.cutOverdue(now: now)
         }
         sweep.resume()
 
@@ -203,6 +221,9 @@ public final class HTTPServer: Sendable {
         require((1024...(1 << 24)).contains(c.maxHeaderBytes), "maxHeaderBytes \(c.maxHeaderBytes) is outside 1024...2^24")
         require((1...1_000_000).contains(c.connectionLimit), "connectionLimit \(c.connectionLimit) is outside 1...1000000")
         require((0...1_000_000).contains(c.perIPConnectionLimit), "perIPConnectionLimit \(c.perIPConnectionLimit) is outside 0...1000000")
+        require((0...86_400).contains(c.requestTimeoutSeconds), "requestTimeoutSeconds \(c.requestTimeoutSeconds) is outside 0...86400")
+        require((0...(1 << 40)).contains(c.maxBufferedBodyBytes), "maxBufferedBodyBytes \(c.maxBufferedBodyBytes) is outside 0...2^40")
+        require((0...65_535).contains(c.listenBacklog), "listenBacklog \(c.listenBacklog) is outside 0...65535")
         require((1...86_400).contains(c.connectionTimeoutSeconds), "connectionTimeoutSeconds \(c.connectionTimeoutSeconds) is outside 1...86400")
         require((1...64).contains(c.threadCount), "threadCount \(c.threadCount) is outside 1...64")
         require((1...86_400).contains(c.handlerTimeoutSeconds), "handlerTimeoutSeconds \(c.handlerTimeoutSeconds) is outside 1...86400")
@@ -249,6 +270,7 @@ private func requestStarted(
         payhook_mhd_client_address(connection, base, buffer.count)
         return String(cString: base)
     }
+    if let connection { context.deadlines?.requestStarted(connection) }
     let exchange = HTTPExchange(context: context, rawQuery: rawQuery, remoteAddress: remoteAddress)
     context.requestsInProgress.add(1, ordering: .relaxed)
     return Unmanaged.passRetained(exchange).toOpaque()
@@ -279,4 +301,20 @@ private func requestCompleted(
     let exchange = Unmanaged<HTTPExchange>.fromOpaque(exchangePointer).takeRetainedValue()
     exchange.finish()
     exchange.context.requestsInProgress.subtract(1, ordering: .relaxed)
+}
+
+/// Connection-notification callback (only installed with a request deadline): tracks each
+/// connection's socket from accept to close for `ConnectionDeadlines`.
+private func connectionNotified(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection else { return }
+    let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+    guard let deadlines = context.deadlines else { return }
+    if payhook_mhd_notify_is_start(code) != 0 {
+        deadlines.connectionStarted(connection, fd: payhook_mhd_connection_fd(connection))
+    } else {
+        deadlines.connectionClosed(connection)
+    }
 }

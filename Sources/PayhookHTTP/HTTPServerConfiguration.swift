@@ -8,6 +8,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// a chunked body that grows past it is discarded and answered 413 when it ends (or the
     /// connection is closed once it exceeds twice the limit).
     public var maxBodyBytes: Int = 1 << 20
+    /// Bound on the body bytes of all requests being received or handled at once, counted as
+    /// they arrive. A request whose announced `Content-Length` does not fit in what is left is
+    /// answered 503 with `Retry-After` before its body is read; one whose bytes overrun it
+    /// (chunked, or others filled it meanwhile) is closed. 0: no bound other than
+    /// `connectionLimit × maxBodyBytes`.
+    public var maxBufferedBodyBytes: Int = 0
     /// Approximate bound on the request line plus headers, enforced through libmicrohttpd's
     /// per-connection memory pool (which also holds the read buffer); an oversize header block
     /// gets libmicrohttpd's own 4xx error and never reaches the handler.
@@ -19,6 +25,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// Idle time after which a connection is closed, so slow clients cannot pin resources.
     /// Does not apply while a request waits for its handler (see `handlerTimeoutSeconds`).
     public var connectionTimeoutSeconds: Int = 10
+    /// Time for a request's headers and body to arrive, counted from the connection's accept
+    /// (first request) or the request line (later ones); a slower request's connection is
+    /// closed. Unlike `connectionTimeoutSeconds`, trickling bytes does not extend it. 0: none.
+    public var requestTimeoutSeconds: Int = 30
+    /// Length of the kernel's queue of connections not yet accepted; 0 keeps libmicrohttpd's
+    /// default (SOMAXCONN). Beyond it the kernel drops new SYNs, the cheapest way to shed excess.
+    public var listenBacklog: Int = 0
     /// Internal polling threads (poll(2)); above 1, libmicrohttpd's thread pool is used.
     public var threadCount: Int = 1
     /// PEM certificate file; with `tlsKeyPath`, the server speaks HTTPS only.

@@ -80,3 +80,69 @@ struct ConfigurationTests {
         #expect(Set(error?.problems.map(\.variable) ?? []) == ["PAYHOOK_ADMIN_TOKEN_FILE", "PAYHOOK_PXP_WEBHOOK_KEYS_FILE"])
     }
 }
+
+@Suite("Configuration: ingress limits")
+struct IngressSettingsConfigurationTests {
+    func parse(_ environment: [String: String]) throws(ConfigurationError) -> Configuration {
+        try Configuration.parse(environment: environment) { _ in throw ConfigurationTests.CocoaLikeError() }
+    }
+
+    @Test("the defaults limit each client address and record a bounded share of refused deliveries")
+    func defaults() throws {
+        let ingress = try parse([:]).ingress
+        #expect(ingress.maxConnections == 1024)
+        #expect(ingress.maxConnectionsPerIP == 64)
+        #expect(ingress.requestTimeoutSeconds == 10)
+        #expect(ingress.idleTimeoutSeconds == 10)
+        #expect(ingress.maxBodyMemoryBytes == 256 << 20)
+        #expect(ingress.rejectedRecording == RejectedRecordingSettings())
+        #expect(ingress.allowedAddresses.isEmpty)
+    }
+
+    @Test("every ingress limit is read from its variable")
+    func parsed() throws {
+        let ingress = try parse([
+            "PAYHOOK_MAX_CONNECTIONS": "2000", "PAYHOOK_MAX_CONNECTIONS_PER_IP": "0",
+            "PAYHOOK_REQUEST_TIMEOUT_SECONDS": "5", "PAYHOOK_IDLE_TIMEOUT_SECONDS": "60",
+            "PAYHOOK_MAX_BODY_MEMORY_BYTES": "0",
+            "PAYHOOK_REJECTED_RECORD_BURST": "3", "PAYHOOK_REJECTED_RECORD_PER_MINUTE": "0",
+            "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND": "7",
+            "PAYHOOK_ADYEN_ALLOWED_CIDRS": "203.0.113.0/24, 2001:db8::/32,198.51.100.7",
+        ]).ingress
+        #expect(ingress.maxConnections == 2000)
+        #expect(ingress.maxConnectionsPerIP == 0)
+        #expect(ingress.requestTimeoutSeconds == 5)
+        #expect(ingress.idleTimeoutSeconds == 60)
+        #expect(ingress.maxBodyMemoryBytes == 0)
+        #expect(ingress.rejectedRecording.perSourceBurst == 3)
+        #expect(ingress.rejectedRecording.perSourcePerMinute == 0)
+        #expect(ingress.rejectedRecording.totalPerSecond == 7)
+        let adyen = try #require(ingress.allowedAddresses[.adyen])
+        #expect(adyen.allows("203.0.113.250"))
+        #expect(adyen.allows("::ffff:203.0.113.1"))
+        #expect(adyen.allows("2001:db8:1::5"))
+        #expect(adyen.allows("198.51.100.7"))
+        #expect(!adyen.allows("198.51.100.8"))
+        #expect(!adyen.allows("203.0.114.1"))
+        #expect(!adyen.allows(""))
+        #expect(ingress.allowedAddresses[.pxp] == nil)
+    }
+
+    @Test("bad ingress values are all reported, each naming its variable")
+    func problems() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try parse([
+                "PAYHOOK_MAX_CONNECTIONS": "10", "PAYHOOK_MAX_CONNECTIONS_PER_IP": "11",
+                "PAYHOOK_REQUEST_TIMEOUT_SECONDS": "0", "PAYHOOK_IDLE_TIMEOUT_SECONDS": "x",
+                "PAYHOOK_REJECTED_RECORD_BURST": "0", "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND": "-1",
+                "PAYHOOK_MAX_BODY_MEMORY_BYTES": "1000",
+                "PAYHOOK_PXP_ALLOWED_CIDRS": "10.0.0.0/33", "PAYHOOK_MERCADOPAGO_ALLOWED_CIDRS": "example.com",
+            ])
+        }
+        #expect(Set(error?.problems.map(\.variable) ?? []) == [
+            "PAYHOOK_MAX_CONNECTIONS_PER_IP", "PAYHOOK_REQUEST_TIMEOUT_SECONDS", "PAYHOOK_IDLE_TIMEOUT_SECONDS",
+            "PAYHOOK_REJECTED_RECORD_BURST", "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND", "PAYHOOK_PXP_ALLOWED_CIDRS",
+            "PAYHOOK_MERCADOPAGO_ALLOWED_CIDRS", "PAYHOOK_MAX_BODY_MEMORY_BYTES",
+        ])
+    }
+}

@@ -116,6 +116,26 @@ struct IngressAcceptanceTests {
         }
     }
 
+    @Test("a Mercado Pago body whose data.id differs from the signed one only in case is stored under the signed id")
+    func mercadoPagoBodyIDCaseDifference() async throws {
+        try await IngressHarness.with("accept_mp_case") { (ingress) async throws in
+            // Mercado Pago's docs sign the lowercased id; the body may carry the id as the API spells it.
+            let signedID = "ord01jq4s4ky8hwq6na5pxb65b3d" + String(Int.random(in: 100...999))
+            let requestID = UUID().uuidString.lowercased()
+            let ts = String(Int(Date().timeIntervalSince1970 * 1000))
+            let body = Array(#"{"id":7001,"type":"order","action":"order.processed","data":{"id":"\#(signedID.uppercased())"}}"#.utf8)
+            var delivery = Sign.mercadoPago(body: body)
+            delivery.query = "data.id=\(signedID)&type=order"
+            delivery = delivery
+                .with(header: "x-request-id", requestID)
+                .with(header: "x-signature", Sign.mercadoPagoSignature(
+                    secret: TestSecrets.mercadoPago, dataID: signedID, requestID: requestID, ts: ts))
+            #expect(try await ingress.post(delivery).status == 200)
+            let rows = try await ingress.database.inboundRows(dedupKey: "order:\(signedID):order.processed:7001")
+            #expect(rows.map(\.body) == [body])
+        }
+    }
+
     @Test("malformed JSON under a valid Mercado Pago signature is stored: MP signs no body")
     func malformedJSONWithValidMercadoPagoSignature() async throws {
         try await IngressHarness.with("accept_mp_malformed") { (ingress) async throws in

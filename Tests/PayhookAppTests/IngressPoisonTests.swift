@@ -13,7 +13,7 @@ struct IngressPoisonTests {
         try await IngressHarness.with("poison_nul") { (ingress) async throws in
             // Valid JSON: "\u0000" is a legal escape. It ends up in the dedup key (a text column).
             let body = Array(#"{"id":7,"type":"pay\u0000ment","action":"payment.updated","data":{"id":"7"}}"#.utf8)
-            let poison = Sign.mercadoPago(body: body)
+            let poison = Sign.mercadoPago(dataID: "7", body: body)
             let genuine = (0..<10).map { _ in Sign.pxp() }
             async let poisonResponse = ingress.send(poison)
             async let genuineStatuses = withTaskGroup(of: Int.self) { group in

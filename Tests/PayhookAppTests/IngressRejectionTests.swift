@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCrypto
 import PayhookTestSupport
 @testable import PayhookApp
 import Testing
@@ -9,6 +10,7 @@ import Testing
 struct IngressRejectionTests {
     enum Forgery: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case mercadoPagoWrongSecret, mercadoPagoTamperedDataID, mercadoPagoMissingSignature, mercadoPagoStaleTimestamp
+        case mercadoPagoBodyDataIDDiffers, mercadoPagoBodyDataIDUnsigned
         case adyenTamperedAmount, adyenWrongKey, adyenMissingItemSignature, adyenBadSecondItemOfTwo
         case pxpTamperedBody, pxpWrongKey, pxpMissingSignature, pxpStaleTimestamp
 
@@ -25,6 +27,23 @@ struct IngressRejectionTests {
                 var delivery = Sign.mercadoPago()
                 delivery.query = delivery.query.replacingOccurrences(of: "data.id=", with: "data.id=9")
                 return (delivery, "signature_mismatch")
+            case .mercadoPagoBodyDataIDDiffers:
+                // Correctly signed for the query's data.id; the unsigned body names another resource.
+                let delivery = Sign.mercadoPago()
+                let body = String(decoding: delivery.body, as: UTF8.self)
+                    .replacingOccurrences(of: #""data":{"id":""#, with: #""data":{"id":"9"#)
+                return (delivery.with(body: Array(body.utf8)), "data_id_mismatch")
+            case .mercadoPagoBodyDataIDUnsigned:
+                // A signature without an id (the manifest drops the pair) cannot vouch for the body's data.id.
+                var delivery = Sign.mercadoPago()
+                let requestID = UUID().uuidString.lowercased()
+                let ts = String(Int(Date().timeIntervalSince1970 * 1000))
+                let manifest = "request-id:\(requestID);ts:\(ts);"
+                let mac = HMAC.authenticationCode(.sha256, key: Array(TestSecrets.mercadoPago.utf8), message: Array(manifest.utf8))
+                delivery.query = "type=payment"
+                delivery = delivery.with(header: "x-request-id", requestID)
+                    .with(header: "x-signature", "ts=\(ts),v1=\(Hex.encode(mac).lowercased())")
+                return (delivery, "data_id_mismatch")
             case .mercadoPagoMissingSignature:
                 return (Sign.mercadoPago().with(header: "x-signature", nil), "missing_signature")
             case .mercadoPagoStaleTimestamp:

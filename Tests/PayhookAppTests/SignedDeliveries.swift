@@ -79,11 +79,13 @@ enum Sign {
 
     /// A `payment.updated` notification; `data.id` travels in the query (signed) and the body.
     /// The body has non-ASCII text and odd whitespace, so byte-exact storage is observable.
+    /// A custom body must carry `dataID` as its `data.id` (or none) to be accepted.
     static func mercadoPago(
         secret: String = TestSecrets.mercadoPago, account: String? = nil,
-        ts: String = String(Int(Date().timeIntervalSince1970 * 1000)), body customBody: [UInt8]? = nil
+        ts: String = String(Int(Date().timeIntervalSince1970 * 1000)), dataID customDataID: String? = nil,
+        body customBody: [UInt8]? = nil
     ) -> SignedDelivery {
-        let dataID = String(Int.random(in: 10_000_000...99_999_999_999))
+        let dataID = customDataID ?? String(Int.random(in: 10_000_000...99_999_999_999))
         let notificationID = String(Int.random(in: 100_000_000...999_999_999_999))
         let requestID = UUID().uuidString.lowercased()
         let body = customBody ?? Array("""

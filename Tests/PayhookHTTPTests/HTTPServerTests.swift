@@ -444,4 +444,99 @@ struct HTTPServerTests {
         #expect(outcome.second == .closedByPeer)
         #expect(outcome.first == 200)
     }
+
+    @Test("a body trickled in, a byte at a time, is cut off at the request deadline and never reaches the handler")
+    func slowBodyCutAtDeadline() async throws {
+        let calls = Shared(0)
+        // The idle timeout is far away: only the request deadline can end this connection.
+        let server = try startServer({ $0.requestTimeoutSeconds = 1; $0.connectionTimeoutSeconds = 60 }) { _, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let outcome = await offPool { () -> (sent: Int, ending: RawConnection.Ending?) in
+            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 30) else { return (0, nil) }
+            connection.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+            // The attacker's pace: one byte every 100 ms would finish after 10 s.
+            var sent = 0
+            while sent < 100, connection.send("x") {
+                sent += 1
+                usleep(100_000)
+            }
+            return (sent, connection.readUntilClosed())
+        }
+        #expect(outcome.ending == .closedByPeer)
+        #expect(outcome.sent < 100, "the whole body was accepted")
+        #expect(calls.value == 0)
+        #expect(await eventually { server.requestsInProgress == 0 })
+        let after = await rawExchange(port: port, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(after?.status == 200)
+    }
+
+    @Test("header lines trickled in are cut off at the request deadline")
+    func slowHeadersCutAtDeadline() async throws {
+        let calls = Shared(0)
+        let server = try startServer({ $0.requestTimeoutSeconds = 1; $0.connectionTimeoutSeconds = 60 }) { _, respond in
+            calls.update { $0 += 1 }
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+
+        let outcome = await offPool { () -> (sent: Int, ending: RawConnection.Ending?) in
+            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 30) else { return (0, nil) }
+            connection.send("GET /slow HTTP/1.1\r\nHost: x\r\n")
+            var sent = 0
+            while sent < 100, connection.send("X-Pad-\(sent): y\r\n") {
+                sent += 1
+                usleep(100_000)
+            }
+            connection.send("\r\n")
+            return (sent, connection.readUntilClosed())
+        }
+        #expect(outcome.ending == .closedByPeer)
+        #expect(outcome.sent < 100, "every header line was accepted")
+        #expect(calls.value == 0)
+    }
+
+    @Test("a connection that sends nothing at all is closed at the request deadline, before the idle timeout")
+    func silentConnectionCutAtDeadline() async throws {
+        let server = try startServer({ $0.requestTimeoutSeconds = 1; $0.connectionTimeoutSeconds = 60 }) { _, respond in
+            respond(.text(200, "ok"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+        // The receive timeout (20 s) is far below the idle timeout (60 s) and far above the deadline.
+        let ending = await offPool { RawConnection(port: port, receiveTimeoutSeconds: 20)?.readUntilClosed() }
+        #expect(ending == .closedByPeer)
+    }
+
+    @Test("a body that would take the buffered bodies past their budget is answered 503 before it is read; the budget frees as requests end")
+    func bufferedBodyBudget() async throws {
+        let server = try startServer({ $0.maxBufferedBodyBytes = 1000 }) { request, respond in
+            respond(.text(200, "got \(request.body.count)"))
+        }
+        defer { server.stop() }
+        let port = server.boundPort
+        let outcome = await offPool { () -> (over: Int?, first: Int?, after: Int?) in
+            guard let first = RawConnection(port: port), let over = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+                return (nil, nil, nil)
+            }
+            // 800 of 1000 bytes announced and half sent: held until the rest arrives.
+            first.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n" + String(repeating: "a", count: 400))
+            over.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n")
+            let overStatus = over.readResponse()?.status
+            first.send(String(repeating: "a", count: 400))
+            let firstStatus = first.readResponse()?.status
+            let after = RawConnection(port: port)
+            after?.send("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n" + String(repeating: "c", count: 800))
+            return (overStatus, firstStatus, after?.readResponse()?.status)
+        }
+        #expect(outcome.over == 503)
+        #expect(outcome.first == 200)
+        #expect(outcome.after == 200)
+        #expect(await eventually { server.bufferedBodyBytes == 0 })
+    }
 }

@@ -123,6 +123,45 @@ struct MercadoPagoVerifierTests {
         #expect(delivery.eventType == "payment.updated")
     }
 
+    @Test("a body whose data.id is not the signed one is rejected, whatever else it says", arguments: [
+        #"{"id":1,"type":"payment","action":"payment.updated","data":{"id":"654321"}}"#,
+        #"{"id":1,"type":"payment","action":"payment.updated","data":{"id":123456789}}"#,
+        #"{"id":1,"type":"payment","action":"payment.updated","data":{"id":" 123456"}}"#,
+        #"{"id":1,"type":"payment","action":"payment.updated","data":{"id":""}}"#,
+    ])
+    func bodyDataIDDisagrees(_ body: String) throws {
+        let vector = try #require(try MercadoPagoVectorFile.load().first { $0.name == "payment_numeric_id" })
+        let verifier = MercadoPagoSignatureVerifier(secrets: KeyRing(keys: [Array(vector.secret.utf8)]))
+        let request = Self.request(dataID: vector.dataId, requestID: vector.xRequestId, signature: vector.xSignature, body: body)
+        #expect(verifier.verify(request, now: Self.vectorNow) == .rejected(.dataIDMismatch))
+    }
+
+    @Test("a body naming a data.id is rejected when the signature covers none")
+    func bodyDataIDUnsigned() throws {
+        let vector = try #require(try MercadoPagoVectorFile.load().first { $0.name == "no_data_id" })
+        let verifier = MercadoPagoSignatureVerifier(secrets: KeyRing(keys: [Array(vector.secret.utf8)]))
+        let signed = Self.request(dataID: nil, requestID: vector.xRequestId, signature: vector.xSignature,
+                                  body: #"{"id":1,"type":"payment","action":"payment.updated","data":{}}"#)
+        #expect(verifier.verify(signed, now: Self.vectorNow).delivery != nil)
+        let unsigned = Self.request(dataID: nil, requestID: vector.xRequestId, signature: vector.xSignature,
+                                    body: #"{"id":1,"type":"payment","action":"payment.updated","data":{"id":"123456"}}"#)
+        #expect(verifier.verify(unsigned, now: Self.vectorNow) == .rejected(.dataIDMismatch))
+    }
+
+    @Test("a body data.id that differs from the signed one only in case is accepted and the dedup key takes the signed id")
+    func bodyDataIDCase() throws {
+        let vectors = try MercadoPagoVectorFile.load()
+        let lower = try #require(vectors.first { $0.name == "order_id_lowercase" })
+        let signedID = try #require(lower.dataId)
+        let verifier = MercadoPagoSignatureVerifier(secrets: KeyRing(keys: [Array(lower.secret.utf8)]))
+        for bodyID in [signedID, signedID.uppercased()] {
+            let body = #"{"id":9,"type":"order","action":"order.processed","data":{"id":"\#(bodyID)"}}"#
+            let request = Self.request(dataID: signedID, requestID: lower.xRequestId, signature: lower.xSignature, body: body)
+            let delivery = try #require(verifier.verify(request, now: Self.vectorNow).delivery)
+            #expect(delivery.dedupKey == "order:\(signedID):order.processed:9")
+        }
+    }
+
     @Test("a body that is not JSON still verifies (Mercado Pago signs no body) and dedups by digest")
     func nonJSONBody() throws {
         let vector = try #require(try MercadoPagoVectorFile.load().first { $0.name == "payment_numeric_id" })

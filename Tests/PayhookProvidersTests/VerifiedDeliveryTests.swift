@@ -20,7 +20,7 @@ struct VerifiedDeliveryTests {
     @Test("rejection reasons keep their stored spellings")
     func reasonSpellings() {
         #expect(RejectionReason.allCases.map(\.rawValue) == [
-            "missing_signature", "malformed_signature", "signature_mismatch", "stale_timestamp", "malformed_body",
+            "missing_signature", "malformed_signature", "signature_mismatch", "stale_timestamp", "malformed_body", "data_id_mismatch",
         ])
     }
 

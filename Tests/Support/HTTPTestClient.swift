@@ -26,19 +26,20 @@ public enum HTTPTestClient {
     /// (connection refused or reset, or no answer within `timeoutSeconds`).
     public static func send(
         port: Int, method: String = "POST", path: String, headers: [(String, String)] = [],
-        body: [UInt8] = [], timeoutSeconds: Int = 20
+        body: [UInt8] = [], timeoutSeconds: Int = 20, source: String? = nil
     ) async -> HTTPTestResponse? {
         await offPool {
-            sendBlocking(port: port, method: method, path: path, headers: headers, body: body, timeoutSeconds: timeoutSeconds)
+            sendBlocking(port: port, method: method, path: path, headers: headers, body: body,
+                         timeoutSeconds: timeoutSeconds, source: source)
         }
     }
 
     /// As `send`, blocking the calling thread.
     public static func sendBlocking(
         port: Int, method: String = "POST", path: String, headers: [(String, String)] = [],
-        body: [UInt8] = [], timeoutSeconds: Int = 20
+        body: [UInt8] = [], timeoutSeconds: Int = 20, source: String? = nil
     ) -> HTTPTestResponse? {
-        guard let connection = RawTestConnection(port: port, timeoutSeconds: timeoutSeconds) else { return nil }
+        guard let connection = RawTestConnection(port: port, timeoutSeconds: timeoutSeconds, source: source) else { return nil }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if method != "GET" || !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
@@ -64,10 +65,21 @@ public final class RawTestConnection: @unchecked Sendable {
     // @unchecked: the descriptor is only used by one thread at a time (documented above).
     private let fd: Int32
 
-    public init?(port: Int, timeoutSeconds: Int = 20) {
+    /// - Parameter source: a loopback address to connect from (e.g. `"127.0.0.2"`), so one test
+    ///   can be two clients; `nil` lets the kernel choose (127.0.0.1).
+    public init?(port: Int, timeoutSeconds: Int = 20, source: String? = nil) {
         // CLOEXEC: child processes spawned by other tests must not inherit client sockets.
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 { return nil }
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -102,6 +114,17 @@ public final class RawTestConnection: @unchecked Sendable {
 
     @discardableResult
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Reads and discards until the peer closes (`true`) or the receive timeout passes (`false`).
+    public func awaitClose() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0 && errno == EINTR { continue }
+            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+    }
 
     /// Reads until the peer closes (the requests carry `Connection: close`) or the body named
     /// by `Content-Length` is complete; `nil` without a complete status line and header block.

@@ -1,7 +1,7 @@
 // Load generator for bench/ingest: drives correctly signed deliveries of all three providers at a
 // running payhook over keep-alive HTTP/1.1 connections, one thread per connection.
 //
-//   payhook-ingest-load --target 127.0.0.1:8080 --connections 64 --seconds 10 [--rate 5000]
+//   payhook-ingest-load --target 127.0.0.1:8080 --connections 64 --seconds 10 [--rate 5000] [--source 127.0.0.2]
 //   payhook-ingest-load --target 127.0.0.1:8080 --write-requests FILE --count N
 //
 // The second form only writes N signed requests ("<length>\n<raw HTTP request>" each) for
@@ -29,6 +29,8 @@ struct Options {
     var writeRequestsPath: String?
     var count = 0
     var runID = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+    /// Local address to connect from (bench/hostile: the providers on another loopback address).
+    var source: String?
 }
 
 func parseOptions() -> Options {
@@ -48,6 +50,7 @@ func parseOptions() -> Options {
         case "--presign-rate": options.presignRate = Double(value)!
         case "--write-requests": options.writeRequestsPath = value
         case "--count": options.count = Int(value)!
+        case "--source": options.source = value
         default: fatalError("unknown flag \(flag)")
         }
     }
@@ -97,8 +100,17 @@ final class Connection {
     let fd: Int32
     var buffer: [UInt8] = []
 
-    init?(host: String, port: UInt16) {
+    init?(host: String, port: UInt16, source: String? = nil) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 { return nil }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -189,7 +201,7 @@ for connectionIndex in 0..<options.connections {
     let thread = Thread {
         defer { group.leave() }
         var result = ThreadResult()
-        var connection = Connection(host: options.host, port: options.port)
+        var connection = Connection(host: options.host, port: options.port, source: options.source)
         let interval = options.rate > 0 ? Double(options.connections) / options.rate : 0
         let expected = Int((options.rate > 0 ? options.rate : options.presignRate) * options.seconds) / options.connections + 1
         let presigned = (0..<expected).map { n in
@@ -211,7 +223,7 @@ for connectionIndex in 0..<options.connections {
             let request = n < presigned.count ? presigned[n]
                 : signedRequest(provider: (connectionIndex + n) % 3, id: "b\(options.runID)c\(connectionIndex)n\(n)", host: options.host)
             let sentAt = interval > 0 ? scheduled : Date()
-            if connection == nil { connection = Connection(host: options.host, port: options.port) }
+            if connection == nil { connection = Connection(host: options.host, port: options.port, source: options.source) }
             if let status = connection?.exchange(request) {
                 result.latencies.append(Date().timeIntervalSince(sentAt))
                 result.dueAt.append(sentAt.timeIntervalSince(start))

@@ -15,6 +15,8 @@ public struct Configuration: Sendable {
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
     public var maxBodyBytes: Int
+    /// Connection limits, request deadline, rejected-delivery recording, address allow-lists.
+    public var ingress = IngressSettings()
     public var maxAttempts: Int
     public var logLevel: Logger.Level
     public var webhookSecrets: WebhookSecrets

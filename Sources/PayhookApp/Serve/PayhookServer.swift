@@ -82,6 +82,8 @@ final class PayhookServer: Sendable {
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
+            rejectionQuota: RejectedDeliveryQuota(settings: configuration.ingress.rejectedRecording),
+            allowedAddresses: configuration.ingress.allowedAddresses,
             metrics: IngressMetrics(registry: metrics), logger: logger, now: { Date() })
         let readiness = ReadinessProbe(pool: pool, migrator: migrator)
 
@@ -92,12 +94,32 @@ final class PayhookServer: Sendable {
         ingressConfig.tlsCertificatePath = configuration.tlsCertificatePath
         ingressConfig.tlsKeyPath = configuration.tlsKeyPath
         ingressConfig.threadCount = 2
+        // One client address gets a share of the connections, and a request must arrive whole
+        // within its deadline however it trickles (docs/decisions/0004-ingress-limits.md).
+        ingressConfig.connectionLimit = configuration.ingress.maxConnections
+        ingressConfig.perIPConnectionLimit = configuration.ingress.maxConnectionsPerIP
+        ingressConfig.requestTimeoutSeconds = configuration.ingress.requestTimeoutSeconds
+        ingressConfig.connectionTimeoutSeconds = configuration.ingress.idleTimeoutSeconds
+        ingressConfig.maxBufferedBodyBytes = configuration.ingress.maxBodyMemoryBytes
         // Webhook headers are small; libmicrohttpd zeroes each connection's memory pool per
         // request, so a smaller pool is measurably cheaper (bench/ingest).
         ingressConfig.maxHeaderBytes = 8 << 10
         self.ingressServer = try HTTPServer(configuration: ingressConfig) { request, respond in
             if ingress.handle(request, respond: respond) { return }
             Self.handleHealth(request, readiness: readiness, respond: respond)
+        }
+        let ingressServer = self.ingressServer
+        metrics.describe("payhook_ingress_requests_cut_off_total", type: "counter",
+                         help: "Ingress requests whose headers and body did not arrive within PAYHOOK_REQUEST_TIMEOUT_SECONDS.")
+        metrics.describe("payhook_ingress_requests_over_body_budget_total", type: "counter",
+                         help: "Ingress requests refused (503) or closed because PAYHOOK_MAX_BODY_MEMORY_BYTES was reached.")
+        metrics.describe("payhook_ingress_body_bytes", type: "gauge", help: "Request body bytes held in memory now.")
+        metrics.addCollector {
+            [
+                ("payhook_ingress_requests_cut_off_total", [], Double(ingressServer.requestsCutOff)),
+                ("payhook_ingress_requests_over_body_budget_total", [], Double(ingressServer.requestsOverBodyBudget)),
+                ("payhook_ingress_body_bytes", [], Double(ingressServer.bufferedBodyBytes)),
+            ]
         }
 
         var adminConfig = HTTPServerConfiguration()

@@ -7,11 +7,15 @@ import PayhookCrypto
 /// Mercado Pago signs a manifest, not the body:
 /// `id:<data.id from the query>;request-id:<x-request-id>;ts:<ts>;`, HMAC-SHA256 keyed with the
 /// secret's UTF-8 bytes, hex in `v1`. A pair whose value is missing is left out. Because the
-/// body is unsigned, only the query's `data.id` is trusted; the body is read for the dedup key
-/// and event name alone, and the processors confirm state with a GET.
+/// body is unsigned, only the query's `data.id` is trusted: a body whose `data.id` is not the
+/// signed one (or names one when none is signed) is refused as ``RejectionReason/dataIDMismatch``,
+/// so the id processing reads from the stored body and the one in the dedup key are the signed
+/// id. The body's `type`, `action` and `id` stay unsigned; the processors confirm state with a
+/// GET of the signed id.
 ///
 /// The case of `data.id` differs between Mercado Pago's documentation (lowercase) and its
-/// SDKs (as received), so both are tried, lowercase first.
+/// SDKs (as received), so both are tried, lowercase first, and the body's id is compared with
+/// the signed one regardless of ASCII case.
 public struct MercadoPagoSignatureVerifier: WebhookVerifier {
     /// Secrets as UTF-8 bytes (``KeyEncoding/utf8``), current first.
     public let secrets: KeyRing
@@ -56,17 +60,31 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
         }
         guard let keyIndex = matchedKey else { return .rejected(.signatureMismatch) }
 
+        let body = JSONDocument(request.body)
+        guard Self.bodyNamesSignedID(body, signedDataID: lowercasedDataID) else { return .rejected(.dataIDMismatch) }
+
         guard let warnings = TimestampFreshness.check(
             signature.ts, allowISO8601: false, now: now, tolerance: tolerance, policy: stalePolicy)
         else { return .rejected(.staleTimestamp) }
 
-        let body = JSONDocument(request.body)
         return .verified(VerifiedDelivery(
             dedupKey: Self.dedupKey(body: body, rawBody: request.body, queryDataID: rawDataID),
             eventType: Self.eventType(body: body),
             keptHeaders: request.keptHeaders(Self.keptHeaderNames),
             warnings: warnings,
             keyIndex: keyIndex))
+    }
+
+    /// Whether the body's `data.id`, when it has one, is the signed id up to ASCII case.
+    ///
+    /// A body without `data.id` (or not JSON) names nothing and passes; processing refuses it.
+    /// A `data.id` that is not a string or number, or one under a signature that covers no
+    /// id, fails.
+    /// - Parameter signedDataID: the query's `data.id`, ASCII-lowercased; `nil` when absent.
+    static func bodyNamesSignedID(_ body: JSONDocument?, signedDataID: String?) -> Bool {
+        guard let body, let node = body.member("id", of: body.member("data", of: body.root)) else { return true }
+        guard let text = body.scalarText(node) else { return body.isNull(node) }
+        return text.asciiLowercased() == signedDataID
     }
 
     /// The signed manifest; each pair ends with `;` and a missing value drops its pair.
@@ -91,7 +109,8 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
         return manifest
     }
 
-    /// `type:data.id:action:id`, with `data.id` from the signed query when present.
+    /// `type:data.id:action:id`, with `data.id` from the signed query (a body's own `data.id`
+    /// was checked against it, so a body never supplies it).
     ///
     /// Falls back to a digest of the body when it is not a JSON object or carries none of
     /// `type`, `action`, `id` (a key of bare separators would merge unrelated deliveries).
@@ -101,7 +120,7 @@ public struct MercadoPagoSignatureVerifier: WebhookVerifier {
         let action = body.scalarText(body.member("action", of: body.root)) ?? ""
         let id = body.scalarText(body.member("id", of: body.root)) ?? ""
         guard !(type.isEmpty && action.isEmpty && id.isEmpty) else { return DedupKey.sha256(rawBody) }
-        let dataID = queryDataID ?? body.scalarText(body.member("id", of: body.member("data", of: body.root))) ?? ""
+        let dataID = queryDataID ?? ""
         var key = type
         key.reserveCapacity(type.utf8.count + dataID.utf8.count + action.utf8.count + id.utf8.count + 3)
         key += ":"

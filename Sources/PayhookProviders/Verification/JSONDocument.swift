@@ -84,6 +84,12 @@ struct JSONDocument {
         return nil
     }
 
+    /// Whether `node` is JSON `null`.
+    func isNull(_ node: Node?) -> Bool {
+        guard let node else { return false }
+        return entries[node].kind == .null
+    }
+
     /// The elements of `node` when it is an array, else `nil`.
     func elements(of node: Node?) -> [Node]? {
         guard let node, entries[node].kind == .array else { return nil }

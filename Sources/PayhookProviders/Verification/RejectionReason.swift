@@ -11,4 +11,7 @@ public enum RejectionReason: String, Sendable, Equatable, CaseIterable {
     case staleTimestamp = "stale_timestamp"
     /// The body lacks the structure the signature scheme needs (e.g. an empty Adyen batch).
     case malformedBody = "malformed_body"
+    /// The signature verifies, but the unsigned body names another resource than the signed
+    /// one (Mercado Pago: the body's `data.id` is not the query's signed `data.id`).
+    case dataIDMismatch = "data_id_mismatch"
 }
