@@ -13,7 +13,7 @@ import Synchronization
 /// |-------------|------------------------------------------|------------------------------------------------------|
 /// | Mercado Pago| `http://127.0.0.1:{port}/mercadopago`    | `GET /v1/orders/{id}`, `GET /v1/payments/{id}`, `POST /v1/orders` |
 /// | Adyen       | `http://127.0.0.1:{port}/adyen`          | `POST /v72/payments`                                 |
-/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{id}`, `GET /transactions?merchantTransactionId=`, `POST /transactions` |
+/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{merchant}/{site}?systemTransactionId=` or `?merchantTransactionId=`, `POST /transactions` |
 ///
 /// State is in memory: seed it through ``mercadoPago``, ``adyen`` and ``pxp``, arm faults
 /// there, and read the ``requests`` log (credentials redacted) and per-endpoint counters.

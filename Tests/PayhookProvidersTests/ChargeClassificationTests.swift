@@ -235,3 +235,62 @@ final class CannedHTTPClient: HTTPClient {
         return HTTPClientResponse(status: status, body: body)
     }
 }
+
+@Suite("PXP lookup answers")
+struct PXPLookupAnswerTests {
+    func client(_ http: CannedHTTPClient) throws -> PXPAPIClient {
+        PXPAPIClient(baseURL: try #require(URL(string: "http://127.0.0.1:9/pxp/api/v1")), clientID: "c", tokenID: "t",
+                     tokenValue: "v", merchant: "M1", site: "S1", http: http)
+    }
+
+    static let transaction = #"{"systemTransactionId":"sys-1","state":"Authorised","merchantTransactionId":"k-1","amounts":{"transactionValue":10.5,"currencyCode":"EUR"}}"#
+
+    @Test("only an empty list is notFound", arguments: ["[]", #"{"transactions":[]}"#, #"{"items":[]}"#, #"{"data":[]}"#])
+    func emptyLists(body: String) async throws {
+        #expect(try await client(CannedHTTPClient(status: 200, body: body)).lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil) == .notFound)
+    }
+
+    @Test("a single transaction, a list or a wrapped list with the key is found", arguments: [
+        transaction, "[\(transaction)]", #"{"transactions":[\#(transaction)]}"#,
+    ])
+    func found(body: String) async throws {
+        let http = CannedHTTPClient(status: 200, body: body)
+        let result = try #require(try await client(http).lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil).result)
+        #expect(result.outcome == .succeeded)
+        #expect(result.providerPaymentID == "sys-1")
+        #expect(http.requests.first?.url.absoluteString == "http://127.0.0.1:9/pxp/api/v1/transactions/M1/S1?merchantTransactionId=k-1")
+    }
+
+    @Test("a 404, an object that is no transaction, or a list of other transactions is an unknown outcome", arguments: [
+        (404, #"{"status":404}"#), (200, "{}"), (200, #"{"message":"ok"}"#), (200, "[\(transaction)]".replacingOccurrences(of: "k-1", with: "k-2")),
+        (200, "null"), (200, "not json"),
+    ] as [(Int, String)])
+    func unknown(status: Int, body: String) async throws {
+        let client = try client(CannedHTTPClient(status: status, body: body))
+        var thrown: ProviderAPIError?
+        do { _ = try await client.lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil) } catch { thrown = error }
+        #expect(thrown?.kind == .invalidResponse)
+    }
+
+    @Test("fetchPayment reads the one transaction with the systemTransactionId, request form or answer form of the amount", arguments: [
+        transaction, transaction.replacingOccurrences(of: "transactionValue", with: "transaction"),
+    ])
+    func fetch(body: String) async throws {
+        let http = CannedHTTPClient(status: 200, body: "[\(body)]")
+        let payment = try await client(http).fetchPayment(id: "sys-1")
+        #expect(payment.amount == (try Money(minorUnits: 1050, currency: "EUR")))
+        #expect(payment.status == .authorized)
+        #expect(http.requests.first?.url.absoluteString == "http://127.0.0.1:9/pxp/api/v1/transactions/M1/S1?systemTransactionId=sys-1")
+        let empty = try client(CannedHTTPClient(status: 200, body: "[]"))
+        var thrown: ProviderAPIError?
+        do { _ = try await empty.fetchPayment(id: "sys-1") } catch { thrown = error }
+        #expect(thrown?.kind == .notFound)
+    }
+}
+
+extension ChargeLookup {
+    /// The charge of a `.found` answer, else nil.
+    fileprivate var result: ChargeResult? {
+        if case .found(let result) = self { result } else { nil }
+    }
+}
