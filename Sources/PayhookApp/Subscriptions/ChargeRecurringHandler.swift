@@ -268,9 +268,11 @@ struct ChargeRecurringHandler: JobHandler {
             return ChargeResult(outcome: outcome, providerPaymentID: providerPaymentID, providerStatus: "webhook:\(stored)")
         }
         do {
+            // Found: the provider's own answer, final or still pending (Mercado Pago's order
+            // ids are not payment ids, so `fetchPayment` is only for providers without a lookup).
             if case .found(let found) = try await client.lookUpCharge(
-                idempotencyKey: loaded.charge.idempotencyKey, providerPaymentID: providerPaymentID), found.outcome != .pending {
-                return found
+                idempotencyKey: loaded.charge.idempotencyKey, providerPaymentID: providerPaymentID) {
+                return found.outcome == .pending ? nil : found
             }
             let snapshot = try await client.fetchPayment(id: providerPaymentID)
             if let status = snapshot.status, let outcome = Self.outcome(of: status) {

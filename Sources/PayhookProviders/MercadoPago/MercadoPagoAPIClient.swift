@@ -102,13 +102,27 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         }
     }
 
-    /// ``ChargeLookup/unsupported``, without a network call. Mercado Pago cannot look an order
-    /// up by `X-Idempotency-Key`: within its idempotency window (`PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`)
-    /// `POST /v1/orders` again with the same key and body returns the order the first request
-    /// created without charging again, so a caller with an unknown outcome retries
-    /// ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key.
+    /// The order a charge created, by the order id `POST /v1/orders` returned:
+    /// `GET /v1/orders/{id}`, classified by ``MercadoPagoChargeClassification`` (a pending order
+    /// is looked up here, never through `GET /v1/payments`, which knows no order ids).
+    ///
+    /// Without `providerPaymentID`, ``ChargeLookup/unsupported`` and no network call: Mercado
+    /// Pago cannot look an order up by `X-Idempotency-Key`. Within its idempotency window
+    /// (`PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`) `POST /v1/orders` again with the same key and
+    /// body returns the order the first request created without charging again.
+    /// - Returns: ``ChargeLookup/found(_:)`` or ``ChargeLookup/unsupported``; never
+    ///   ``ChargeLookup/notFound`` (an order id that came from Mercado Pago names an order).
+    /// - Throws: `ProviderAPIError` as for ``fetchOrder(id:)``; `.notFound` for a 404, which
+    ///   leaves the outcome unknown.
     public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
-        .unsupported
+        guard let orderID = providerPaymentID else { return .unsupported }
+        let operation = "mercadopago GET /v1/orders"
+        let body = try await get("/v1/orders/", id: orderID, operation: operation)
+        do {
+            return .found(try MercadoPagoChargeClassification.result(orderJSON: body))
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
     }
 
     /// The charge body, built from exact values; a function of its inputs only, so a retry
