@@ -60,16 +60,23 @@ struct NormalizationPXPTests {
         }
     }
 
-    @Test("a refused transaction is declined; a Transaction in an unknown state is stored as unknown")
+    @Test("a refused transaction is declined; Executed is captured; a state outside PXP's enum is retried, then dead-lettered")
     func declined() async throws {
         let harness = try await ProcessingHarness.make("pxp_declined")
+        let processor = harness.processor(maxAttempts: 2)
         harness.pxp.setPayment(Self.fetched("TXD", "Refused", .declined))
+        harness.pxp.setPayment(Self.fetched("TXE", "Executed", .captured))
         try await harness.insert(.pxp, Bodies.pxpTransaction("TXD", state: "Refused"))
-        let unknown = try await harness.insert(.pxp, Bodies.pxpTransaction("TXE", state: "Executed"))
-        try await harness.drain(harness.processor())
+        try await harness.insert(.pxp, Bodies.pxpTransaction("TXE", state: "Executed"))
+        let unknown = try await harness.insert(.pxp, Bodies.pxpTransaction("TXU", state: "Teleported"))
+        try await harness.drain(processor)
         #expect(try await harness.payment(.pxp, "TXD")?.status == "declined")
-        #expect(try await harness.inbound(unknown).status == "processed")
-        #expect(try await harness.payment(.pxp, "TXE") == nil)
+        #expect(try await harness.payment(.pxp, "TXE")?.status == "captured")
+        #expect(try await harness.inbound(unknown).status == "pending")
+        harness.clock.advance(by: 3600)
+        try await harness.drain(processor)
+        #expect(try await harness.inbound(unknown).status == "dead")
+        #expect(try await harness.payment(.pxp, "TXU") == nil)
     }
 
     @Test("a chargeback reported by the transactions API ends charged_back")

@@ -83,9 +83,13 @@ struct ChargeClassificationTests {
         ("Rejected", nil, .declinedHard),
         ("Error", nil, .declinedSoft),
         ("Cancelled", nil, .declinedHard),
-        ("Executed", nil, .pending),
-    ] as [(String, String?, ChargeOutcome)])
-    func pxpRow(state: String, code: String?, expected: ChargeOutcome) {
+        // The rest of PXP's enum: every state that holds or took the money succeeded.
+        ("Approved", nil, .succeeded), ("Updated", nil, .succeeded), ("Executed", nil, .succeeded),
+        ("Confirmed", nil, .succeeded), ("Refunded", nil, .succeeded),
+        // Outside the enum: no outcome, never a guess.
+        ("Teleported", nil, nil), ("captured", nil, nil),
+    ] as [(String, String?, ChargeOutcome?)])
+    func pxpRow(state: String, code: String?, expected: ChargeOutcome?) {
         #expect(PXPChargeClassification.standard.outcome(state: state, code: code) == expected)
     }
 

@@ -35,7 +35,8 @@ public struct PXPNotification: Sendable, Hashable {
 public enum PXPEventDecoder {
     /// - Parameter body: the raw request body.
     /// - Throws: ``PayloadError`` when the body is not a JSON object, `eventCategory` is
-    ///   missing, or a Transaction/Token event lacks `eventData`, its id or its state.
+    ///   missing, a Transaction/Token event lacks `eventData`, its id or its state, or a
+    ///   Transaction's state is not in ``PXPStateMapping``.
     public static func decode(body: [UInt8]) throws(PayloadError) -> PXPNotification {
         let root = try PayloadNode.parse(body, provider: .pxp)
         let category = try root["eventCategory"].requiredString()
@@ -55,12 +56,11 @@ public enum PXPEventDecoder {
         case "Transaction":
             guard case .object? = data.value else { throw data.error(.missingField) }
             guard let state else { throw data["state"].error(.missingField) }
-            if let status = PXPStateMapping.paymentStatus(state) {
-                event = .payment(try PXPTransactionDecoder.snapshot(
-                    data, state: state, status: status, account: owner?.merchant, occurredAt: eventDate))
-            } else {
-                event = .unknown(provider: .pxp, eventType: "Transaction." + state, reference: systemID)
-            }
+            // A state outside PXP's enum is an error, not an unknown event: the delivery is
+            // retried (a release may learn the word) and dead-lettered, never guessed.
+            guard let status = PXPStateMapping.paymentStatus(state) else { throw data["state"].error(.unrecognizedValue) }
+            event = .payment(try PXPTransactionDecoder.snapshot(
+                data, state: state, status: status, account: owner?.merchant, occurredAt: eventDate))
         case "Token":
             guard case .object? = data.value else { throw data.error(.missingField) }
             event = try tokenEvent(data, account: owner?.merchant, occurredAt: eventDate)
