@@ -14,7 +14,8 @@ import Synchronization
 ///   answer and what it says for no match; `[]` is the one shape payhook reads as "none".
 ///   The routes payhook once guessed (`GET /transactions/{id}`, `GET /transactions?…`) do not
 ///   exist here, as at PXP: 404.
-/// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required). The
+/// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required), checked
+///   first as PXP would (``chargeProblem(_:merchantTransactionID:)``: a 400 executes nothing). The
 ///   first request with an id executes: a transaction whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `Captured` for intent `Purchase`, else `Authorised`;
 ///   pending → `Pending`; declined → `Refused` with `stateData.code`; error → `Error`), stored
@@ -232,6 +233,9 @@ public final class PXPEmulator: ChargeControls {
         guard body.string("merchant") == merchant, body.string("site") == site else {
             return .json(403, Self.error(403, message: "merchant or site not allowed for this client"))
         }
+        if let problem = Self.chargeProblem(body, merchantTransactionID: merchantTransactionID) {
+            return .json(400, Self.error(400, message: problem))
+        }
         guard let amount = body.numberText("amounts", "transaction"), let currency = body.string("amounts", "currencyCode") else {
             return .json(400, Self.error(400, message: "amounts.transaction and amounts.currencyCode are required"))
         }
@@ -274,10 +278,53 @@ public final class PXPEmulator: ChargeControls {
         state.put(systemTransactionID, json: document, merchantTransactionID: merchantTransactionID)
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: merchantTransactionID, reference: nil, providerPaymentID: systemTransactionID,
-            amount: amount, currency: currency.uppercased(), result: result))
+            amount: amount, currency: currency.uppercased(), result: result,
+            requestFields: body.fields([Self.processingModelPath, Self.previousTransactionPath].map { $0.joined(separator: ".") })))
         // UNCONFIRMED: 200 for every outcome, the decline being in `state`.
         state.book.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
         return EmulatorReply(status: 200, body: document)
+    }
+
+    /// Where the stored card, the processing model and the earlier transaction are read: the
+    /// same UNCONFIRMED paths as payhook's `PXPUnconfirmedFields`, kept apart on purpose so a
+    /// change to one that the other does not share fails a test.
+    static let gatewayTokenPath = ["fundingData", "card", "gatewayTokenId"]
+    static let processingModelPath = ["recurring", "processingModel"]
+    static let previousTransactionPath = ["recurring", "previousTransactionReference"]
+
+    /// PXP's processing models for card-on-file and merchant-initiated transactions.
+    static let processingModels: Set<String> = [
+        "CardOnFileShopperConsent", "CardOnFileShopperInitiated", "MerchantInitiatedInitialRecurring",
+        "MerchantInitiatedSubsequentRecurring", "MerchantInitiatedResubmission", "MerchantInitiatedReAuthorisation",
+        "MerchantInitiatedDelayedCharge", "MerchantInitiatedNoShow",
+    ]
+
+    /// Why PXP would refuse this `POST /transactions`, or nil: `merchantTransactionId` of at
+    /// most 50 characters, a `merchantTransactionDate`, `transactionMethod` from PXP's
+    /// enumerations (intent `Authorisation` or `Purchase`, entry type `Ecom` or `MOTO`, funding
+    /// type `Card`), the amount as `amounts.transaction` (`transactionValue` is the answer's
+    /// name and is refused in a request), a stored card, and one of PXP's processing models.
+    static func chargeProblem(_ body: JSONRequestBody, merchantTransactionID: String) -> String? {
+        guard merchantTransactionID.count <= 50 else { return "merchantTransactionId must be at most 50 characters" }
+        guard body.string("merchantTransactionDate") != nil else { return "merchantTransactionDate is required" }
+        guard let intent = body.string("transactionMethod", "intent"), ["Authorisation", "Purchase"].contains(intent) else {
+            return "transactionMethod.intent must be Authorisation or Purchase"
+        }
+        guard let entry = body.string("transactionMethod", "entryType"), ["Ecom", "MOTO"].contains(entry) else {
+            return "transactionMethod.entryType must be Ecom or MOTO"
+        }
+        guard body.string("transactionMethod", "fundingType") == "Card" else { return "transactionMethod.fundingType must be Card" }
+        guard body.value(["amounts", "transactionValue"]) == nil else {
+            return "amounts.transactionValue is not a request field; send amounts.transaction"
+        }
+        guard body.value(["amounts", "transaction"]) is NSNumber else { return "amounts.transaction must be a number" }
+        guard let token = body.value(gatewayTokenPath) as? String, !token.isEmpty else {
+            return "a stored card (gatewayTokenId) is required"
+        }
+        guard let model = body.value(processingModelPath) as? String, processingModels.contains(model) else {
+            return "the processing model must be one of PXP's card-on-file or merchant-initiated models"
+        }
+        return nil
     }
 
     /// The first value of `name` in a raw query string, percent-decoded (`+` as a space).

@@ -146,7 +146,7 @@ struct ChargeRequestTests {
         let body = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "1284659970-cUsTmRk2", previousTransactionReference: "PAY9",
             amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-cycle-7")
-        #expect(body.text == #"{"type":"online","processing_mode":"automatic","external_reference":"sub-42-cycle-7","#
+        #expect(body.text == #"{"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","#
             + #""total_amount":"100.10","payer":{"customer_id":"1284659970-cUsTmRk2"},"transactions":{"payments":[{"#
             + #""amount":"100.10","automatic_payments":{"payment_profile_id":"PP01"},"stored_credential":{"#
             + #""payment_initiator":"merchant","reason":"recurring","first_payment":false,"#
@@ -156,6 +156,23 @@ struct ChargeRequestTests {
             amount: try Money(minorUnits: 1500, currency: "CLP"), reference: "r")
         #expect(first.text.contains(#""total_amount":"1500""#))
         #expect(!first.text.contains("previous_transaction_reference"))
+        #expect(!first.text.contains("subscription_data"))
+        #expect(!first.text.contains("payment_method"), "no card token in a merchant-initiated charge")
+    }
+
+    @Test("Mercado Pago: a charge with its billing cycle carries a payment-level subscription_data", arguments: [
+        (RecurringBilling.PeriodUnit.month, 1, Int?.some(12), #""subscription_sequence":{"number":3,"total":12},"invoice_period":{"type":"monthly","period":1}"#),
+        (.week, 2, nil, #""subscription_sequence":{"number":3},"invoice_period":{"type":"weekly","period":2}"#),
+        (.day, 30, nil, #""subscription_sequence":{"number":3},"invoice_period":{"type":"daily","period":30}"#),
+    ] as [(RecurringBilling.PeriodUnit, Int, Int?, String)])
+    func mercadoPagoSubscriptionData(unit: RecurringBilling.PeriodUnit, period: Int, total: Int?, expected: String) throws {
+        let billing = RecurringBilling(invoiceID: "sub-42-c3", billingDate: "2026-03-01", sequenceNumber: 3,
+                                       sequenceTotal: total, unit: unit, period: period)
+        let body = MercadoPagoAPIClient.chargeBody(
+            token: "PP01", customerID: "c", previousTransactionReference: "PAY9", billing: billing,
+            amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-c3")
+        #expect(body.text.hasSuffix(#""previous_transaction_reference":"PAY9"},"subscription_data":{"invoice_id":"sub-42-c3","#
+            + #""billing_date":"2026-03-01","# + expected + "}}]}}"))
     }
 
     @Test("Adyen: the payment body, amount in minor units")
@@ -168,13 +185,15 @@ struct ChargeRequestTests {
             + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}"#)
     }
 
-    @Test("PXP: the transaction body, with the processing model from the reason", arguments: [
-        (StoredCredential.Reason.recurring, "MerchantInitiatedSubsequentRecurring"),
-        (.resubmission, "MerchantInitiatedResubmission"),
+    @Test("PXP: the transaction body, with the processing model from the reason and the place in the series", arguments: [
+        (StoredCredential.Reason.recurring, StoredCredential.Sequence.subsequent, "MerchantInitiatedSubsequentRecurring"),
+        (.recurring, .initial, "MerchantInitiatedInitialRecurring"),
+        (.resubmission, .subsequent, "MerchantInitiatedResubmission"),
+        (.resubmission, .initial, "MerchantInitiatedResubmission"),
     ])
-    func pxpBody(reason: StoredCredential.Reason, model: String) throws {
+    func pxpBody(reason: StoredCredential.Reason, sequence: StoredCredential.Sequence, model: String) throws {
         let credential = StoredCredential(token: "tok-1", shopperReference: "Shopper_01", previousTransactionReference: "sys-1",
-                                          reason: reason)
+                                          reason: reason, sequence: sequence)
         let body = PXPAPIClient.chargeBody(
             merchant: "PAYHOOK-1", site: "SITE-EU", merchantTransactionID: "sub-77-cycle-4",
             date: Date(timeIntervalSince1970: 1_747_731_062.826), credential: credential,

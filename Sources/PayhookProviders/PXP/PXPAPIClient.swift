@@ -94,27 +94,27 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     ///
     /// The body: `merchant`, `site`, `merchantTransactionId`, `merchantTransactionDate` (now,
     /// ISO 8601), `transactionMethod{intent: "Purchase", entryType: "Ecom", fundingType: "Card"}`,
-    /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units),
-    /// `fundingData.card.gatewayTokenId` (the token), `shopper.id` when known, and
-    /// `recurring{processingModel, previousTransactionReference}` with processing model
-    /// `MerchantInitiatedSubsequentRecurring`, or `MerchantInitiatedResubmission` for
-    /// ``StoredCredential/Reason/resubmission``. UNCONFIRMED: the names `fundingData.card.gatewayTokenId`
-    /// and `recurring.*` (PXP documents the processing-model values, not where they go); they
-    /// are all in ``chargeBody(merchant:site:merchantTransactionID:date:credential:amount:)``.
+    /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units;
+    /// answers call it `transactionValue`), the stored card, `shopper.id` when known, and the
+    /// processing model: `MerchantInitiatedInitialRecurring` for ``StoredCredential/Sequence/initial``,
+    /// `MerchantInitiatedSubsequentRecurring` after it, `MerchantInitiatedResubmission` for
+    /// ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
+    /// and kept in ``PXPUnconfirmedFields``.
     ///
     /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
     /// is UNCONFIRMED, so after `.timeout`/`.unavailable` call ``lookUpCharge(idempotencyKey:providerPaymentID:)``
     /// first and charge again (same key) only when it returns ``ChargeLookup/notFound``.
     /// - Parameter reference: not sent; PXP identifies the charge by `merchantTransactionId`.
-    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
-    ///   printable ASCII characters, an empty token or an amount that is not positive, and
-    ///   after sending for a 4xx or an answer without `systemTransactionId`/`state`;
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–50
+    ///   printable ASCII characters (PXP's `merchantTransactionId` limit), an empty token or an
+    ///   amount that is not positive, and after sending for a 4xx or an answer without
+    ///   `systemTransactionId`/`state` or with a state outside PXP's enum;
     ///   `.unauthorized`; `.timeout`/`.unavailable` (outcome unknown).
     public func charge(
         storedCredential: StoredCredential, amount: Money, reference: String, idempotencyKey: String
     ) async throws(ProviderAPIError) -> ChargeResult {
         let operation = "pxp POST /transactions"
-        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation, maxLength: Self.maxMerchantTransactionIDLength)
         _ = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "card-on-file token", operation: operation)
         guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
         let body = Self.chargeBody(
@@ -193,6 +193,9 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         }
     }
 
+    /// PXP's limit for `merchantTransactionId`, the idempotency key of a charge.
+    public static let maxMerchantTransactionIDLength = 50
+
     /// `2025-05-20T08:51:02.826Z`, UTC, rounded to the millisecond. Formatted by hand: creating
     /// an `ISO8601DateFormatter` per charge (ICU underneath) was a measurable share of a charge's
     /// CPU in bench/charges.
@@ -211,11 +214,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     static func chargeBody(
         merchant: String, site: String, merchantTransactionID: String, date: Date, credential: StoredCredential, amount: Money
     ) -> RequestJSON {
-        let model = switch credential.reason {
-        case .recurring: "MerchantInitiatedSubsequentRecurring"
-        case .resubmission: "MerchantInitiatedResubmission"
-        }
-        return .object([
+        .object([
             ("merchant", .string(merchant)),
             ("site", .string(site)),
             ("merchantTransactionId", .string(merchantTransactionID)),
@@ -223,13 +222,11 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
             ("transactionMethod", .object([
                 ("intent", .string("Purchase")), ("entryType", .string("Ecom")), ("fundingType", .string("Card")),
             ])),
+            // The request names the amount `transaction`; answers name it `transactionValue`.
             ("amounts", .object([("transaction", .number(amount.decimalString)), ("currencyCode", .string(amount.currency))])),
-            ("fundingData", .object([("card", .object([("gatewayTokenId", .string(credential.token))]))])),
+            PXPUnconfirmedFields.storedCard(credential),
             ("shopper", credential.shopperReference.map { .object([("id", .string($0))]) }),
-            ("recurring", .object([
-                ("processingModel", .string(model)),
-                ("previousTransactionReference", credential.previousTransactionReference.map(RequestJSON.string)),
-            ])),
+            PXPUnconfirmedFields.recurring(credential),
         ])
     }
 
