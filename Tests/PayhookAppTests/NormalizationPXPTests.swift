@@ -79,6 +79,20 @@ struct NormalizationPXPTests {
         #expect(try await harness.payment(.pxp, "TXU") == nil)
     }
 
+    @Test("a delivery whose body is a JSON array of events processes each element as its own event, stored once")
+    func arrayBody() async throws {
+        let harness = try await ProcessingHarness.make("pxp_array")
+        harness.pxp.setPayment(Self.fetched("TXA1", "Authorised", .authorized))
+        harness.pxp.setPayment(Self.fetched("TXA2", "Captured", .captured))
+        let body = "[" + Bodies.pxpTransaction("TXA1", state: "Authorised") + "," + Bodies.pxpTransaction("TXA2", state: "Captured") + "]"
+        let id = try await harness.insert(.pxp, body)
+        #expect(try await harness.drain(harness.processor()).processed == 1)
+        #expect(try await harness.inbound(id).status == "processed")
+        #expect(try await harness.payment(.pxp, "TXA1")?.status == "authorized")
+        #expect(try await harness.payment(.pxp, "TXA2")?.status == "captured")
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM inbound_events") == 1)
+    }
+
     @Test("a chargeback reported by the transactions API ends charged_back")
     func chargeback() async throws {
         let harness = try await ProcessingHarness.make("pxp_cb")

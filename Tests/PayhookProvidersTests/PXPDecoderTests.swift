@@ -181,3 +181,29 @@ struct PXPDecoderTests {
         }
     }
 }
+
+@Suite("PXP array-bodied webhooks")
+struct PXPArrayWebhookTests {
+    static func event(_ id: String, state: String) -> String {
+        #"{"eventCategory":"Transaction","eventData":{"state":"\#(state)","systemTransactionId":"\#(id)","stateData":{"code":"CRD000"}},"eventOwner":{"merchant":"PAYHOOK-1"}}"#
+    }
+
+    @Test("a JSON array of events decodes element by element; a single object is one event")
+    func arrayAndObject() throws {
+        let both = try PXPEventDecoder.decodeAll(body: Array("[\(Self.event("T1", state: "Authorised")),\(Self.event("T2", state: "Captured"))]".utf8))
+        #expect(both.map(\.systemTransactionID) == ["T1", "T2"])
+        #expect(both.map(\.state) == ["Authorised", "Captured"])
+        let single = try PXPEventDecoder.decodeAll(body: Array(Self.event("T3", state: "Refused").utf8))
+        #expect(single.map(\.systemTransactionID) == ["T3"])
+        #expect(single == [try PXPEventDecoder.decode(body: Array(Self.event("T3", state: "Refused").utf8))])
+    }
+
+    @Test("an empty array, an array of non-objects or a bad element is an error naming the element", arguments: [
+        ("[]", PayloadError(provider: .pxp, code: .malformedJSON)),
+        ("[1]", PayloadError(provider: .pxp, code: .invalidField, field: "[0]")),
+        ("[\(event("T1", state: "Captured")),{\"eventData\":{}}]", PayloadError(provider: .pxp, code: .missingField, field: "[1].eventCategory")),
+    ])
+    func badArrays(body: String, expected: PayloadError) {
+        #expect(throws: expected) { try PXPEventDecoder.decodeAll(body: Array(body.utf8)) }
+    }
+}
