@@ -35,8 +35,8 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     ///   - clientID: sent as `X-Client-Id`.
     ///   - tokenID: the token's id, first part of the `Authorization` credential.
     ///   - tokenValue: the token's secret, used only as the HMAC key.
-    ///   - merchant: merchant code, sent in charge requests.
-    ///   - site: site code, sent in charge requests.
+    ///   - merchant: merchant code, sent in charge requests and in the lookup path.
+    ///   - site: site code, sent in charge requests and in the lookup path.
     ///   - http: the transport.
     ///   - timeout: deadline for each call.
     ///   - now: the clock for the signed timestamp; injected by tests.

@@ -4,7 +4,7 @@
 /// details"; the processing models `MerchantInitiatedInitialRecurring`,
 /// `MerchantInitiatedSubsequentRecurring`, `MerchantInitiatedResubmission`, …) but not where
 /// they go in `POST /transactions`. When a sandbox request or PXP support settles a path,
-/// change it here (and in the emulator's check of the same path, `PXPEmulator.checkCharge`)
+/// change it here (and in the emulator's copy of the same paths, `PXPEmulator.chargeProblem`)
 /// and nowhere else.
 ///
 /// | what                       | assumed member                                          |
