@@ -34,6 +34,34 @@ struct ProviderFidelityChargeTests {
         ])
     }
 
+    @Test("PXP: a charge whose outcome is unknown is never re-sent on a 404 from the lookup, even after PXP forgot the key")
+    func pxpLookupNotFoundIsNoResend() async throws {
+        // The client's deadline is generous for a loaded machine; the emulated stall is longer still.
+        let harness = try await SubscriptionHarness.make("fidelity_pxp_404", clientTimeout: .seconds(3))
+        defer { harness.stop() }
+        harness.emulator.failCharges(.pxp, with: .timeout(after: .seconds(8)))
+        let id = try await harness.subscribe(token: try await harness.seedToken(.pxp))
+        try await harness.scheduler().tick(now: harness.clock.now)
+        let handler = harness.handler()
+        try await harness.runChargeJobs(handler, rounds: 1)
+        #expect(try await harness.chargeSummary(id) == ["1/1:unknown"])
+        #expect(harness.emulator.pxp.callCount(.createTransaction) == 1)
+
+        // PXP no longer recognizes the id as a replay, and the lookup answers 404 twice: read
+        // as "never charged", that would charge the shopper a second time.
+        harness.emulator.pxp.forgetIdempotencyKeys()
+        harness.emulator.pxp.fail(next: 2, with: .notFound, on: .findTransactions)
+        try await harness.runChargeJobs(handler, rounds: 2)
+        #expect(try await harness.chargeSummary(id) == ["1/1:unknown"])
+        #expect(harness.emulator.pxp.callCount(.createTransaction) == 1)
+
+        // A lookup that answers finds the charge that did execute, and settles it.
+        try await harness.runChargeJobs(handler)
+        #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
+        #expect(harness.emulator.pxp.totalExecutedCharges == 1)
+        #expect(harness.emulator.pxp.callCount(.createTransaction) == 1)
+    }
+
     @Test("Mercado Pago: charges go out automatic_async, referencing the card's first payment, with the cycle's subscription_data")
     func mercadoPagoMerchantInitiated() async throws {
         let harness = try await SubscriptionHarness.make("fidelity_mp_mit")
