@@ -5,8 +5,11 @@ import PayhookProviders
 /// What a charge request tells the provider beyond the token and the amount: the place in
 /// the series, the earlier transaction, and the cycle's billing data.
 ///
-/// A function of the charge row, its subscription and its token only, so every retry of an
-/// idempotency key sends the same request.
+/// A function of the charge row, its subscription and its token only, so a retry of an
+/// idempotency key sends the same request. Two inputs can still change between retries: the
+/// token's first payment, when the processor first sees it meanwhile, and `max_cycles`, when an
+/// operator edits it. Mercado Pago would then refuse the retry as a different request under the
+/// same key; the charge stays unknown and ends in a dead letter, never in a second charge.
 enum ChargeContext {
     static func credential(_ loaded: ChargeRecurringHandler.Loaded, previous: String?) -> StoredCredential {
         let charge = loaded.charge
