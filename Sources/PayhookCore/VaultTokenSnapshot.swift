@@ -27,12 +27,17 @@ public struct VaultTokenSnapshot: Sendable, Hashable {
     public let status: VaultTokenStatus
     /// When the provider says the change happened.
     public let occurredAt: Date?
+    /// The provider's id of a successful payment made with this credential, where later
+    /// merchant-initiated charges must reference the first one (Mercado Pago
+    /// `previous_transaction_reference`). Stored once, by the first event that carries one.
+    public let firstPaymentReference: String?
 
     public init(
         provider: ProviderID, account: String? = nil, token: String, shopperReference: String? = nil,
         customerID: String? = nil, brand: String? = nil, last4: String? = nil, expiry: String? = nil,
-        status: VaultTokenStatus, occurredAt: Date? = nil
+        status: VaultTokenStatus, occurredAt: Date? = nil, firstPaymentReference: String? = nil
     ) {
+        self.firstPaymentReference = CardDataFilter.scrubbed(firstPaymentReference)
         self.provider = provider
         self.account = CardDataFilter.scrubbed(account)
         self.token = token

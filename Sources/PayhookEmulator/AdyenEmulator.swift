@@ -6,7 +6,9 @@ import Synchronization
 /// Adyen's Checkout API as the emulator serves it under `/adyen`: `POST /v{N}/payments`
 /// (payhook uses `/v72/payments`).
 ///
-/// Every request needs `X-API-Key` equal to the configured key, else 401; a `merchantAccount`
+/// A request Adyen would refuse is answered 422 with Adyen's error body before anything
+/// executes (``paymentProblem(_:)``). Every request needs `X-API-Key` equal to the configured
+/// key, else 401; a `merchantAccount`
 /// other than the configured one answers 403 (Adyen's "Invalid Merchant Account"). A valid
 /// request is a charge whose `resultCode` follows the scripted ``EmulatedChargeResult``
 /// (approved → `Authorised`, pending → `Received`, declined → `Refused` with
@@ -96,6 +98,9 @@ public final class AdyenEmulator: ChargeControls {
         else {
             return .json(422, Self.error(422, message: "amount, reference and paymentMethod are required"))
         }
+        if let problem = Self.paymentProblem(body) {
+            return .json(422, Self.error(422, message: problem))
+        }
         let fingerprint = body.fingerprint
         if let key {
             switch state.book.charges.lookup(key, fingerprint: fingerprint) {
@@ -134,6 +139,43 @@ public final class AdyenEmulator: ChargeControls {
             currency: currency.uppercased(), result: result))
         if let key { state.book.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
         return EmulatorReply(status: 200, body: document)
+    }
+
+    static let shopperInteractions: Set<String> = ["Ecommerce", "ContAuth", "Moto", "POS"]
+    static let recurringProcessingModels: Set<String> = ["CardOnFile", "Subscription", "UnscheduledCardOnFile"]
+
+    /// Why Adyen would refuse this `/payments` request (422, `validation`), or nil: a currency
+    /// of three upper-case letters, a reference of at most 80 characters, `paymentMethod.type`,
+    /// `shopperInteraction` and `recurringProcessingModel` from Adyen's enumerations, and for a
+    /// stored payment method (`storedPaymentMethodId`) a `shopperReference`, `ContAuth` and a
+    /// processing model.
+    static func paymentProblem(_ body: JSONRequestBody) -> String? {
+        guard let currency = body.string("amount", "currency"), currency.count == 3,
+              currency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else { return "amount.currency must be an ISO 4217 code" }
+        guard body.isInteger(["amount", "value"]) else { return "amount.value must be an integer in minor units" }
+        guard let reference = body.string("reference"), !reference.isEmpty, reference.count <= 80 else {
+            return "reference is required, at most 80 characters"
+        }
+        guard let type = body.string("paymentMethod", "type"), !type.isEmpty else { return "paymentMethod.type is required" }
+        if let interaction = body.value(["shopperInteraction"]) {
+            guard let text = interaction as? String, shopperInteractions.contains(text) else {
+                return "shopperInteraction must be Ecommerce, ContAuth, Moto or POS"
+            }
+        }
+        if let model = body.value(["recurringProcessingModel"]) {
+            guard let text = model as? String, recurringProcessingModels.contains(text) else {
+                return "recurringProcessingModel must be CardOnFile, Subscription or UnscheduledCardOnFile"
+            }
+        }
+        if body.value(["paymentMethod", "storedPaymentMethodId"]) != nil {
+            guard let shopper = body.string("shopperReference"), !shopper.isEmpty else {
+                return "shopperReference is required with a storedPaymentMethodId"
+            }
+            guard body.string("shopperInteraction") == "ContAuth", body.string("recurringProcessingModel") != nil else {
+                return "a stored payment method charged by the merchant needs shopperInteraction ContAuth and a recurringProcessingModel"
+            }
+        }
+        return nil
     }
 
     /// Adyen's refusal reason texts for the codes PROVIDERS.md classifies.

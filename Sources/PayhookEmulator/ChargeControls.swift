@@ -26,6 +26,27 @@ extension ChargeControls {
         withChargeBook { $0.script.fallback = result }
     }
 
+    /// How long this provider remembers an idempotency key (nil: forever). A charge resent with
+    /// the same key after the window executes again, as at the real provider; the defaults are
+    /// in ``ProviderEmulator/Configuration``.
+    public func setIdempotencyWindow(_ window: Duration?) {
+        withChargeBook { $0.charges.window = window }
+    }
+
+    /// Expires every idempotency key this provider holds, at once: the next request with any
+    /// earlier key executes a NEW charge, listed in ``allExecutedCharges`` beside the first.
+    /// Money tests use it to play a resend after the provider's window, without waiting.
+    ///
+    /// ```swift
+    /// _ = try await client.charge(…, idempotencyKey: "k")   // executes
+    /// emulator.pxp.forgetIdempotencyKeys()
+    /// _ = try await client.charge(…, idempotencyKey: "k")   // executes again
+    /// #expect(emulator.pxp.executedCharges(idempotencyKey: "k") == 2)
+    /// ```
+    public func forgetIdempotencyKeys() {
+        withChargeBook { $0.charges.forgetAll() }
+    }
+
     /// How many times a charge with this idempotency key actually executed.
     public func executedCharges(idempotencyKey: String) -> Int {
         withChargeBook { $0.charges.executions(idempotencyKey) }

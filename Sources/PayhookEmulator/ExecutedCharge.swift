@@ -15,6 +15,22 @@ public struct ExecutedCharge: Sendable, Equatable {
     public let currency: String
     /// The scripted outcome the charge got.
     public let result: EmulatedChargeResult
+    /// The request fields that tell a merchant-initiated charge apart, by dotted path as sent
+    /// (Mercado Pago `processing_mode`, `stored_credential.*`, `subscription_data.*`; PXP the
+    /// processing model; Adyen `recurringProcessingModel`), numbers and booleans as JSON text.
+    /// A few short strings, so the ledger stays small.
+    public let requestFields: [String: String]
+
+    init(idempotencyKey: String?, reference: String?, providerPaymentID: String, amount: String, currency: String,
+         result: EmulatedChargeResult, requestFields: [String: String] = [:]) {
+        self.idempotencyKey = idempotencyKey
+        self.reference = reference
+        self.providerPaymentID = providerPaymentID
+        self.amount = amount
+        self.currency = currency
+        self.result = result
+        self.requestFields = requestFields
+    }
 }
 
 /// The executed charges of one provider, in execution order.

@@ -12,6 +12,9 @@ struct JSONRequestBody {
         root = object
     }
 
+    /// A nested object of another body.
+    init(root: [String: Any]) { self.root = root }
+
     func value(_ path: [String]) -> Any? {
         var current: Any? = root
         for key in path { current = (current as? [String: Any])?[key] }
@@ -31,6 +34,48 @@ struct JSONRequestBody {
         if double == double.rounded(), abs(double) < 1e15 { return String(Int64(double)) }
         // Swift prints the shortest text that round-trips, which is the decimal that was sent
         // for any realistic amount.
+        return "\(double)"
+    }
+
+    /// The scalar at `path` as text (strings as they are, numbers and booleans as JSON text),
+    /// or nil when absent or not a scalar.
+    func scalarText(_ path: [String]) -> String? {
+        switch value(path) {
+        case let text as String: return text
+        case let number as NSNumber:
+            if Self.isBoolean(number) { return number.boolValue ? "true" : "false" }
+            return numberTextValue(number)
+        default: return nil
+        }
+    }
+
+    /// The scalars at `paths` (dotted), for ``ExecutedCharge/requestFields``.
+    func fields(_ paths: [String], under prefix: [String] = []) -> [String: String] {
+        var out: [String: String] = [:]
+        for path in paths {
+            if let text = scalarText(prefix + path.split(separator: ".").map(String.init)) { out[path] = text }
+        }
+        return out
+    }
+
+    /// Whether `path` holds a JSON integer.
+    func isInteger(_ path: [String]) -> Bool {
+        guard let number = value(path) as? NSNumber, !Self.isBoolean(number) else { return false }
+        return number.doubleValue == number.doubleValue.rounded() && !"\(number)".contains(".")
+    }
+
+    /// `JSONSerialization` gives booleans as `NSNumber`s of type `c` (char).
+    static func isBoolean(_ number: NSNumber) -> Bool { String(cString: number.objCType) == "c" }
+
+    /// Whether `path` holds a JSON boolean.
+    func isBoolean(_ path: [String], equalTo expected: Bool) -> Bool {
+        guard let number = value(path) as? NSNumber, Self.isBoolean(number) else { return false }
+        return number.boolValue == expected
+    }
+
+    private func numberTextValue(_ number: NSNumber) -> String {
+        let double = number.doubleValue
+        if double == double.rounded(), abs(double) < 1e15 { return String(Int64(double)) }
         return "\(double)"
     }
 

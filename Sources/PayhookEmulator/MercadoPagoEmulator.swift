@@ -15,8 +15,10 @@ import Synchronization
 ///   answer without executing; the same key with a different body answers 409 (UNCONFIRMED:
 ///   Mercado Pago's exact answer to a reused key with another body is not documented).
 ///
-/// Every request needs `Authorization: Bearer {accessToken}`, else 401. Error bodies imitate
-/// Mercado Pago's `{"message","error","status"}` shape. Safe to use from any thread.
+/// A charge the real API would refuse is refused with a 400 before anything executes: see
+/// ``orderRequestProblem(_:knownOrder:)`` for the checks (processing mode, stored credential,
+/// `subscription_data`). Every request needs `Authorization: Bearer {accessToken}`, else 401.
+/// Error bodies follow Mercado Pago's `{"message","error","status","cause"}` shape. Safe to use from any thread.
 public final class MercadoPagoEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
@@ -133,6 +135,10 @@ public final class MercadoPagoEmulator: ChargeControls {
         else {
             return .json(400, Self.error(400, message: "total_amount and transactions.payments are required"))
         }
+        let orders = state.orders
+        if let problem = orderRequestProblem(body, knownOrder: { orders[$0] != nil }) {
+            return .json(400, Self.error(400, message: problem.description, cause: problem))
+        }
         let fingerprint = body.fingerprint
         switch state.book.charges.lookup(key, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
@@ -190,9 +196,13 @@ public final class MercadoPagoEmulator: ChargeControls {
         members.append(("transactions", .object([("payments", .array(paymentDocuments))])))
         let document = JSONText.object(members).bytes
         state.orders[orderID] = document
+        var fields = body.fields(["processing_mode"])
+        if let first = payments.first as? [String: Any] {
+            fields.merge(JSONRequestBody(root: first).fields(Self.recordedFields.filter { $0 != "processing_mode" })) { old, _ in old }
+        }
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: body.string("external_reference"), providerPaymentID: orderID,
-            amount: total, currency: currency.uppercased(), result: result))
+            amount: total, currency: currency.uppercased(), result: result, requestFields: fields))
         // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
         // real API may answer a failed order with another status.
         state.book.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
@@ -201,7 +211,8 @@ public final class MercadoPagoEmulator: ChargeControls {
 
     static func error(_ status: Int) -> JSONText { error(status, message: nil) }
 
-    static func error(_ status: Int, message: String?) -> JSONText {
+    /// Mercado Pago's error body: `{"message","error","status","cause":[{"code","description"}]}`.
+    static func error(_ status: Int, message: String?, cause: (code: String, description: String)? = nil) -> JSONText {
         let (code, text): (String, String) = switch status {
         case 400: ("bad_request", "invalid request")
         case 401: ("unauthorized", "invalid access token")
@@ -212,6 +223,7 @@ public final class MercadoPagoEmulator: ChargeControls {
         default: ("internal_error", "internal error")
         }
         return .object([("message", .string(message ?? text)), ("error", .string(code)),
-                        ("status", .number(String(status))), ("cause", .array([]))])
+                        ("status", .number(String(status))),
+                        ("cause", .array(cause.map { [.object([("code", .string($0.code)), ("description", .string($0.description))])] } ?? []))])
     }
 }

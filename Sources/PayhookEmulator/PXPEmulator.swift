@@ -6,14 +6,16 @@ import Synchronization
 
 /// PXP Unity's transactions API as the emulator serves it under `/pxp/api/v1`.
 ///
-/// - `GET /transactions/{systemTransactionId}`: the JSON seeded with
-///   ``putTransaction(id:json:)`` (or created by a charge), byte for byte.
-/// - `GET /transactions?merchantTransactionId={id}`: the transactions (seeded or created by a
-///   charge) with that `merchantTransactionId`, as a JSON array, `[]` when none. UNCONFIRMED:
-///   PXP tells merchants to look a transaction up by `merchantTransactionId` before retrying,
-///   but its public reference shows no such call; this shape is payhook's assumption, shared
-///   with ``PXPAPIClient/lookUpCharge(idempotencyKey:providerPaymentID:)``.
-/// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required). The
+/// - `GET /transactions/{merchant}/{site}?systemTransactionId={id}` and
+///   `…?merchantTransactionId={id}`: PXP's documented lookup. Exactly one of the two query
+///   parameters; the merchant and site of the path must be the configured ones (else 403). The
+///   answer is a JSON array of the matching transactions (seeded with ``putTransaction(id:json:)``
+///   or created by a charge, byte for byte), `[]` when none. UNCONFIRMED: the envelope of PXP's
+///   answer and what it says for no match; `[]` is the one shape payhook reads as "none".
+///   The routes payhook once guessed (`GET /transactions/{id}`, `GET /transactions?…`) do not
+///   exist here, as at PXP: 404.
+/// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required), checked
+///   first as PXP would (``chargeProblem(_:merchantTransactionID:)``: a 400 executes nothing). The
 ///   first request with an id executes: a transaction whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `Captured` for intent `Purchase`, else `Authorised`;
 ///   pending → `Pending`; declined → `Refused` with `stateData.code`; error → `Error`), stored
@@ -34,11 +36,13 @@ import Synchronization
 public final class PXPEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
-        /// `GET /transactions/{id}`; resource id = `systemTransactionId`.
+        /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`; resource id = that
+        /// `systemTransactionId`.
         case transaction
         /// `POST /transactions`; resource id = `merchantTransactionId`.
         case createTransaction
-        /// `GET /transactions?merchantTransactionId=…`; resource id = that `merchantTransactionId`.
+        /// `GET /transactions/{merchant}/{site}?merchantTransactionId=…`; resource id = that
+        /// `merchantTransactionId`.
         case findTransactions
     }
 
@@ -89,10 +93,10 @@ public final class PXPEmulator: ChargeControls {
         self.log = log
     }
 
-    /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
+    /// Seeds (or replaces) the transaction with this `systemTransactionId`, served by the lookups.
     public func putTransaction(id: String, json: [UInt8]) { state.withLock { $0.put(id, json: json) } }
 
-    /// Seeds (or replaces) the transaction served at `GET /transactions/{id}`.
+    /// Seeds (or replaces) the transaction with this `systemTransactionId`, served by the lookups.
     public func putTransaction(id: String, json: String) { putTransaction(id: id, json: Array(json.utf8)) }
 
     /// The transaction body currently served for `id` (seeded or created by a charge).
@@ -117,16 +121,17 @@ public final class PXPEmulator: ChargeControls {
         let collection = "/api/v1/transactions"
         let endpoint: Endpoint
         let id: String?
+        let lookupSegments = subpath.hasPrefix(collection + "/")
+            ? subpath.dropFirst(collection.count + 1).split(separator: "/", omittingEmptySubsequences: false) : []
         switch (request.method, subpath) {
-        case ("GET", let path) where path.hasPrefix(collection + "/") && path.count > collection.count + 1:
-            endpoint = .transaction
-            id = String(path.dropFirst(collection.count + 1))
+        case ("GET", _) where lookupSegments.count == 2 && !lookupSegments.contains(where: \.isEmpty):
+            let system = Self.queryValue("systemTransactionId", in: request.rawQuery)
+            let merchantID = Self.queryValue("merchantTransactionId", in: request.rawQuery)
+            endpoint = system != nil && merchantID == nil ? .transaction : .findTransactions
+            id = system ?? merchantID
         case ("POST", collection), ("POST", collection + "/"):
             endpoint = .createTransaction
             id = JSONRequestBody(request.body)?.string("merchantTransactionId")
-        case ("GET", collection), ("GET", collection + "/"):
-            endpoint = .findTransactions
-            id = Self.queryValue("merchantTransactionId", in: request.rawQuery)
         default:
             return .json(404, Self.error(404))
         }
@@ -141,26 +146,40 @@ public final class PXPEmulator: ChargeControls {
             let fault = state.faults.consume(endpoint: endpoint.rawValue, id: id)
             return answer(fault: fault, errorBody: Self.error) {
                 switch endpoint {
-                case .transaction:
-                    guard let id, let body = state.transactions[id] else { return .json(404, Self.error(404)) }
-                    return EmulatorReply(status: 200, body: body)
+                case .transaction, .findTransactions:
+                    return lookUp(request, fullPath: fullPath, state: state)
                 case .createTransaction:
                     return createTransaction(request, merchantTransactionID: id, state: &state)
-                case .findTransactions:
-                    guard let id, !id.isEmpty else {
-                        return .json(400, Self.error(400, message: "merchantTransactionId query parameter is required"))
-                    }
-                    let documents = (state.byMerchantTransactionID[id] ?? []).compactMap { state.transactions[$0] }
-                    var out: [UInt8] = Array("[".utf8)
-                    for (index, document) in documents.enumerated() {
-                        if index > 0 { out.append(UInt8(ascii: ",")) }
-                        out += document
-                    }
-                    out.append(UInt8(ascii: "]"))
-                    return EmulatorReply(status: 200, body: out)
                 }
             }
         }
+    }
+
+    /// The lookup: the path's merchant and site must be this client's, and exactly one of
+    /// `systemTransactionId` and `merchantTransactionId` names what to find.
+    private func lookUp(_ request: HTTPRequest, fullPath: String, state: State) -> EmulatorReply {
+        let segments = fullPath.split(separator: "/").suffix(2).map(String.init)
+        guard segments == [merchant, site] else {
+            return .json(403, Self.error(403, message: "merchant or site not allowed for this client"))
+        }
+        let system = Self.queryValue("systemTransactionId", in: request.rawQuery)
+        let merchantID = Self.queryValue("merchantTransactionId", in: request.rawQuery)
+        let ids: [String]
+        switch (system, merchantID) {
+        case (let system?, nil) where !system.isEmpty:
+            ids = state.transactions[system] == nil ? [] : [system]
+        case (nil, let merchantID?) where !merchantID.isEmpty:
+            ids = state.byMerchantTransactionID[merchantID] ?? []
+        default:
+            return .json(400, Self.error(400, message: "exactly one of systemTransactionId and merchantTransactionId is required"))
+        }
+        var out: [UInt8] = Array("[".utf8)
+        for (index, document) in ids.compactMap({ state.transactions[$0] }).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += document
+        }
+        out.append(UInt8(ascii: "]"))
+        return EmulatorReply(status: 200, body: out)
     }
 
     /// Why the request's credentials are refused, or `nil`. The reasons name the failing part,
@@ -214,6 +233,9 @@ public final class PXPEmulator: ChargeControls {
         guard body.string("merchant") == merchant, body.string("site") == site else {
             return .json(403, Self.error(403, message: "merchant or site not allowed for this client"))
         }
+        if let problem = Self.chargeProblem(body, merchantTransactionID: merchantTransactionID) {
+            return .json(400, Self.error(400, message: problem))
+        }
         guard let amount = body.numberText("amounts", "transaction"), let currency = body.string("amounts", "currencyCode") else {
             return .json(400, Self.error(400, message: "amounts.transaction and amounts.currencyCode are required"))
         }
@@ -256,10 +278,53 @@ public final class PXPEmulator: ChargeControls {
         state.put(systemTransactionID, json: document, merchantTransactionID: merchantTransactionID)
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: merchantTransactionID, reference: nil, providerPaymentID: systemTransactionID,
-            amount: amount, currency: currency.uppercased(), result: result))
+            amount: amount, currency: currency.uppercased(), result: result,
+            requestFields: body.fields([Self.processingModelPath, Self.previousTransactionPath].map { $0.joined(separator: ".") })))
         // UNCONFIRMED: 200 for every outcome, the decline being in `state`.
         state.book.charges.store(merchantTransactionID, fingerprint: fingerprint, status: 200, body: document)
         return EmulatorReply(status: 200, body: document)
+    }
+
+    /// Where the stored card, the processing model and the earlier transaction are read: the
+    /// same UNCONFIRMED paths as payhook's `PXPUnconfirmedFields`, kept apart on purpose so a
+    /// change to one that the other does not share fails a test.
+    static let gatewayTokenPath = ["fundingData", "card", "gatewayTokenId"]
+    static let processingModelPath = ["recurring", "processingModel"]
+    static let previousTransactionPath = ["recurring", "previousTransactionReference"]
+
+    /// PXP's processing models for card-on-file and merchant-initiated transactions.
+    static let processingModels: Set<String> = [
+        "CardOnFileShopperConsent", "CardOnFileShopperInitiated", "MerchantInitiatedInitialRecurring",
+        "MerchantInitiatedSubsequentRecurring", "MerchantInitiatedResubmission", "MerchantInitiatedReAuthorisation",
+        "MerchantInitiatedDelayedCharge", "MerchantInitiatedNoShow",
+    ]
+
+    /// Why PXP would refuse this `POST /transactions`, or nil: `merchantTransactionId` of at
+    /// most 50 characters, a `merchantTransactionDate`, `transactionMethod` from PXP's
+    /// enumerations (intent `Authorisation` or `Purchase`, entry type `Ecom` or `MOTO`, funding
+    /// type `Card`), the amount as `amounts.transaction` (`transactionValue` is the answer's
+    /// name and is refused in a request), a stored card, and one of PXP's processing models.
+    static func chargeProblem(_ body: JSONRequestBody, merchantTransactionID: String) -> String? {
+        guard merchantTransactionID.count <= 50 else { return "merchantTransactionId must be at most 50 characters" }
+        guard body.string("merchantTransactionDate") != nil else { return "merchantTransactionDate is required" }
+        guard let intent = body.string("transactionMethod", "intent"), ["Authorisation", "Purchase"].contains(intent) else {
+            return "transactionMethod.intent must be Authorisation or Purchase"
+        }
+        guard let entry = body.string("transactionMethod", "entryType"), ["Ecom", "MOTO"].contains(entry) else {
+            return "transactionMethod.entryType must be Ecom or MOTO"
+        }
+        guard body.string("transactionMethod", "fundingType") == "Card" else { return "transactionMethod.fundingType must be Card" }
+        guard body.value(["amounts", "transactionValue"]) == nil else {
+            return "amounts.transactionValue is not a request field; send amounts.transaction"
+        }
+        guard body.value(["amounts", "transaction"]) is NSNumber else { return "amounts.transaction must be a number" }
+        guard let token = body.value(gatewayTokenPath) as? String, !token.isEmpty else {
+            return "a stored card (gatewayTokenId) is required"
+        }
+        guard let model = body.value(processingModelPath) as? String, processingModels.contains(model) else {
+            return "the processing model must be one of PXP's card-on-file or merchant-initiated models"
+        }
+        return nil
     }
 
     /// The first value of `name` in a raw query string, percent-decoded (`+` as a space).

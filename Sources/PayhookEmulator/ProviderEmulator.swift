@@ -13,7 +13,7 @@ import Synchronization
 /// |-------------|------------------------------------------|------------------------------------------------------|
 /// | Mercado Pago| `http://127.0.0.1:{port}/mercadopago`    | `GET /v1/orders/{id}`, `GET /v1/payments/{id}`, `POST /v1/orders` |
 /// | Adyen       | `http://127.0.0.1:{port}/adyen`          | `POST /v72/payments`                                 |
-/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{id}`, `GET /transactions?merchantTransactionId=`, `POST /transactions` |
+/// | PXP         | `http://127.0.0.1:{port}/pxp/api/v1`     | `GET /transactions/{merchant}/{site}?systemTransactionId=` or `?merchantTransactionId=`, `POST /transactions` |
 ///
 /// State is in memory: seed it through ``mercadoPago``, ``adyen`` and ``pxp``, arm faults
 /// there, and read the ``requests`` log (credentials redacted) and per-endpoint counters.
@@ -69,6 +69,15 @@ public final class ProviderEmulator: Sendable {
         /// timer, never on the server's polling thread. A `.timeout(after:)` fault on the same
         /// request waits for the longer of the two. Must stay below `handlerTimeoutSeconds`.
         public var chargeLatency: Duration? = nil
+        /// How long Mercado Pago remembers an `X-Idempotency-Key` (UNCONFIRMED: not published;
+        /// 24 hours here, like payhook's default `PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`).
+        /// After it, the same key and body execute a new charge. nil remembers forever.
+        public var mercadoPagoIdempotencyWindow: Duration? = .seconds(24 * 3600)
+        /// How long Adyen remembers an `Idempotency-Key`: at least 7 days, per Adyen's docs.
+        public var adyenIdempotencyWindow: Duration? = .seconds(7 * 24 * 3600)
+        /// How long PXP treats a `merchantTransactionId` as a replay. UNCONFIRMED (PXP answers
+        /// to a reused id are not published); nil, never expiring, by default.
+        public var pxpIdempotencyWindow: Duration? = nil
         /// Simultaneous connections the server accepts (libmicrohttpd's limit), delayed ones
         /// included. Hundreds of charges in flight, each held for `chargeLatency`, each hold one.
         public var connectionLimit = 1024
@@ -102,6 +111,10 @@ public final class ProviderEmulator: Sendable {
             clientID: configuration.pxpClientID, tokenID: configuration.pxpTokenID,
             tokenValue: configuration.pxpTokenValue, merchant: configuration.pxpMerchant, site: configuration.pxpSite,
             verifiesSignatures: configuration.pxpVerifiesSignatures, log: log)
+
+        mercadoPago.setIdempotencyWindow(configuration.mercadoPagoIdempotencyWindow)
+        adyen.setIdempotencyWindow(configuration.adyenIdempotencyWindow)
+        pxp.setIdempotencyWindow(configuration.pxpIdempotencyWindow)
 
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -148,6 +161,15 @@ public final class ProviderEmulator: Sendable {
     /// Charges executed by all three providers (replays excluded).
     public var totalExecutedCharges: Int {
         mercadoPago.totalExecutedCharges + adyen.totalExecutedCharges + pxp.totalExecutedCharges
+    }
+
+    /// Expires every idempotency key of the three providers at once (see
+    /// ``ChargeControls/forgetIdempotencyKeys()``): a charge resent with an earlier key now
+    /// executes again and shows in the ledger as a second charge.
+    public func forgetIdempotencyKeys() {
+        mercadoPago.forgetIdempotencyKeys()
+        adyen.forgetIdempotencyKeys()
+        pxp.forgetIdempotencyKeys()
     }
 
     /// Binds and starts serving.

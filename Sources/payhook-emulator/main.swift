@@ -2,15 +2,21 @@ import Dispatch
 import Foundation
 import PayhookEmulator
 
-// payhook-emulator [--port N] [--host ADDR] [--charge-latency-ms N] [--charge-result PROVIDER=RESULT]...:
+// payhook-emulator [--port N] [--host ADDR] [--charge-latency-ms N] [--charge-result PROVIDER=RESULT]...
+//                  [--idempotency-window PROVIDER=SECONDS|never]...:
 // serves the emulated provider APIs with a few demo resources until SIGINT or SIGTERM, for
 // running payhook locally without provider access.
 
 let usage = """
     usage: payhook-emulator [--port N] [--host ADDR] [--charge-latency-ms N] [--charge-result PROVIDER=RESULT]...
+                            [--idempotency-window PROVIDER=SECONDS|never]...
       --charge-latency-ms N          answer every charge N ms after executing it
       --charge-result PROVIDER=RESULT  outcome of new charges of mercadopago, adyen or pxp:
                                      approved, pending, error or declined:CODE (repeatable)
+      --idempotency-window PROVIDER=SECONDS|never
+                                     how long mercadopago, adyen or pxp remembers an idempotency
+                                     key (defaults: 86400, 604800, never); a resend after it
+                                     executes a new charge (repeatable)
 
     """
 
@@ -36,6 +42,15 @@ func parseChargeResult(_ text: String) -> (String, EmulatedChargeResult)? {
     default: return nil
     }
     return (provider, result)
+}
+
+/// Parses `PROVIDER=SECONDS` or `PROVIDER=never` as `--idempotency-window` takes it.
+func parseIdempotencyWindow(_ text: String) -> (String, Duration?)? {
+    let parts = text.split(separator: "=", maxSplits: 1)
+    guard parts.count == 2, ["mercadopago", "adyen", "pxp"].contains(parts[0]) else { return nil }
+    if parts[1] == "never" { return (String(parts[0]), nil) }
+    guard let seconds = Int(parts[1]), seconds >= 0 else { return nil }
+    return (String(parts[0]), .seconds(seconds))
 }
 
 /// Parses argv; a failure carries the message to print (none for `--help`).
@@ -64,6 +79,15 @@ func parse(_ arguments: [String]) -> Result<Options, ParseFailure> {
                     "--charge-result needs PROVIDER=approved|pending|error|declined:CODE (mercadopago, adyen, pxp)"))
             }
             options.chargeResults.append(parsed)
+        case "--idempotency-window":
+            guard let value = rest.popFirst(), let (provider, window) = parseIdempotencyWindow(value) else {
+                return .failure(ParseFailure(message: "--idempotency-window needs PROVIDER=SECONDS or PROVIDER=never (mercadopago, adyen, pxp)"))
+            }
+            switch provider {
+            case "mercadopago": options.configuration.mercadoPagoIdempotencyWindow = window
+            case "adyen": options.configuration.adyenIdempotencyWindow = window
+            default: options.configuration.pxpIdempotencyWindow = window
+            }
         case "-h", "--help":
             return .failure(ParseFailure(message: nil))
         default:

@@ -96,6 +96,17 @@ struct IngressAcceptanceTests {
         }
     }
 
+    @Test("PXP: an array-bodied delivery, as PXP's own example posts it, is verified, answered 200 and stored once")
+    func pxpArrayBody() async throws {
+        try await IngressHarness.with("pxp_array") { (ingress) async throws in
+            let events = String(decoding: Sign.pxpBody(), as: UTF8.self) + "," + String(decoding: Sign.pxpBody(), as: UTF8.self)
+            let delivery = Sign.pxp(body: Array("[\(events)]".utf8))
+            #expect(try await ingress.post(delivery).status == 200)
+            #expect(try await ingress.post(delivery).status == 200)
+            #expect(try await ingress.database.inboundRows(dedupKey: delivery.expectedDedupKey).count == 1)
+        }
+    }
+
     @Test("a re-sent delivery and 20 concurrent copies are all answered 200 and stored once", arguments: Provider.allCases)
     func duplicatesStoredOnce(provider: Provider) async throws {
         try await IngressHarness.with("dup_\(provider.rawValue)") { (ingress) async throws in

@@ -94,3 +94,27 @@ struct NormalizationEmulatorTests {
         #expect(try await harness.text("SELECT reason AS v FROM dead_letters WHERE source_id = $1", [.int(id)]) == "not_found_at_provider")
     }
 }
+
+@Suite("Mercado Pago first payment reference", .timeLimit(.minutes(2)))
+struct MercadoPagoFirstPaymentTests {
+    @Test("processing the order that registered a card stores its payment id on the vault token, once")
+    func storesFirstPayment() async throws {
+        let setup = try await NormalizationEmulatorTests.setUp("emu_first_payment")
+        defer { setup.emulator.stop() }
+        let harness = setup.harness
+        let orderID = ProviderEmulator.Demo.mercadoPagoOrderID
+        try await harness.insert(.mercadopago, Bodies.mercadoPago(type: "order", action: "order.processed", id: orderID, notification: 1))
+        #expect(try await harness.drain(setup.processor).processed == 1)
+        #expect(try await harness.text("SELECT first_payment_reference AS v FROM vault_tokens WHERE token = '9120384756'")
+                == "PAY01JQ4S4KY8HWQ6NA5PXB65B3D4")
+
+        // A later order paid with the same card leaves the first payment in place.
+        let later = String(decoding: try #require(setup.emulator.mercadoPago.order(id: orderID)), as: UTF8.self)
+            .replacingOccurrences(of: orderID, with: "ORD-LATER").replacingOccurrences(of: "PAY01JQ4S4KY8HWQ6NA5PXB65B3D4", with: "PAY-LATER")
+        setup.emulator.mercadoPago.putOrder(id: "ORD-LATER", json: later)
+        try await harness.insert(.mercadopago, Bodies.mercadoPago(type: "order", action: "order.processed", id: "ORD-LATER", notification: 2))
+        #expect(try await harness.drain(setup.processor).processed == 1)
+        #expect(try await harness.text("SELECT first_payment_reference AS v FROM vault_tokens WHERE token = '9120384756'")
+                == "PAY01JQ4S4KY8HWQ6NA5PXB65B3D4")
+    }
+}

@@ -60,16 +60,37 @@ struct NormalizationPXPTests {
         }
     }
 
-    @Test("a refused transaction is declined; a Transaction in an unknown state is stored as unknown")
+    @Test("a refused transaction is declined; Executed is captured; a state outside PXP's enum is retried, then dead-lettered")
     func declined() async throws {
         let harness = try await ProcessingHarness.make("pxp_declined")
+        let processor = harness.processor(maxAttempts: 2)
         harness.pxp.setPayment(Self.fetched("TXD", "Refused", .declined))
+        harness.pxp.setPayment(Self.fetched("TXE", "Executed", .captured))
         try await harness.insert(.pxp, Bodies.pxpTransaction("TXD", state: "Refused"))
-        let unknown = try await harness.insert(.pxp, Bodies.pxpTransaction("TXE", state: "Executed"))
-        try await harness.drain(harness.processor())
+        try await harness.insert(.pxp, Bodies.pxpTransaction("TXE", state: "Executed"))
+        let unknown = try await harness.insert(.pxp, Bodies.pxpTransaction("TXU", state: "Teleported"))
+        try await harness.drain(processor)
         #expect(try await harness.payment(.pxp, "TXD")?.status == "declined")
-        #expect(try await harness.inbound(unknown).status == "processed")
-        #expect(try await harness.payment(.pxp, "TXE") == nil)
+        #expect(try await harness.payment(.pxp, "TXE")?.status == "captured")
+        #expect(try await harness.inbound(unknown).status == "pending")
+        harness.clock.advance(by: 3600)
+        try await harness.drain(processor)
+        #expect(try await harness.inbound(unknown).status == "dead")
+        #expect(try await harness.payment(.pxp, "TXU") == nil)
+    }
+
+    @Test("a delivery whose body is a JSON array of events processes each element as its own event, stored once")
+    func arrayBody() async throws {
+        let harness = try await ProcessingHarness.make("pxp_array")
+        harness.pxp.setPayment(Self.fetched("TXA1", "Authorised", .authorized))
+        harness.pxp.setPayment(Self.fetched("TXA2", "Captured", .captured))
+        let body = "[" + Bodies.pxpTransaction("TXA1", state: "Authorised") + "," + Bodies.pxpTransaction("TXA2", state: "Captured") + "]"
+        let id = try await harness.insert(.pxp, body)
+        #expect(try await harness.drain(harness.processor()).processed == 1)
+        #expect(try await harness.inbound(id).status == "processed")
+        #expect(try await harness.payment(.pxp, "TXA1")?.status == "authorized")
+        #expect(try await harness.payment(.pxp, "TXA2")?.status == "captured")
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM inbound_events") == 1)
     }
 
     @Test("a chargeback reported by the transactions API ends charged_back")

@@ -204,15 +204,16 @@ struct ChargeClientTests {
         }
     }
 
-    @Test("an idempotency key that is empty or over 64 characters is refused before sending", arguments: ProviderID.allCases)
+    @Test("an idempotency key that is empty or over the provider's limit (64, PXP 50) is refused before sending", arguments: ProviderID.allCases)
     func invalidKey(provider: ProviderID) async throws {
+        let limit = provider == .pxp ? 50 : 64
         try await withChargeHarness(provider) { harness async throws in
-            for key in ["", String(repeating: "k", count: 65), "has space"] {
+            for key in ["", String(repeating: "k", count: limit + 1), "has space"] {
                 let error = await providerError { try await harness.charge(key: key) }
                 #expect(error?.kind == .invalidResponse)
                 #expect(error?.isRetryable == false)
             }
-            #expect(try await harness.charge(key: String(repeating: "k", count: 64)).outcome == .succeeded)
+            #expect(try await harness.charge(key: String(repeating: "k", count: limit)).outcome == .succeeded)
             #expect(harness.emulator.requests.count == 1)
         }
     }

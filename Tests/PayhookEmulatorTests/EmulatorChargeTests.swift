@@ -8,11 +8,12 @@ import Testing
 @Suite("Emulator charge endpoints")
 struct EmulatorChargeTests {
     static let mercadoPagoOrder = #"""
-        {"type":"online","processing_mode":"automatic","external_reference":"sub-42-cycle-7","total_amount":"100.10",
+        {"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","total_amount":"100.10",
          "payer":{"customer_id":"1284659970-cUsTmRk2"},
          "transactions":{"payments":[{"amount":"100.10","payment_method":{"id":"master","type":"credit_card"},
            "automatic_payments":{"payment_profile_id":"PP01ABC","retries":3},
-           "stored_credential":{"payment_initiator":"merchant","reason":"recurring","first_payment":false}}]}}
+           "stored_credential":{"payment_initiator":"merchant","reason":"recurring","first_payment":false,
+             "previous_transaction_reference":"PAY01JQ4S4KY8HWQ6NA5PXB65B3D4"}}]}}
         """#
 
     func mercadoPagoHeaders(_ emulator: ProviderEmulator, key: String) -> [(String, String)] {
@@ -130,7 +131,9 @@ struct EmulatorChargeTests {
                 {"merchant":"\(emulator.configuration.pxpMerchant)","site":"\(emulator.configuration.pxpSite)",
                  "merchantTransactionId":"sub-77-cycle-4","merchantTransactionDate":"2025-06-20T08:51:02.826Z",
                  "transactionMethod":{"intent":"Purchase","entryType":"Ecom","fundingType":"Card"},
-                 "amounts":{"transaction":100.10,"currencyCode":"EUR"}}
+                 "amounts":{"transaction":100.10,"currencyCode":"EUR"},
+                 "fundingData":{"card":{"gatewayTokenId":"7f46c09d-d1d1-4f94-9a88-6e8ac32e6341"}},
+                 "recurring":{"processingModel":"MerchantInitiatedSubsequentRecurring"}}
                 """
             let path = "/pxp/api/v1/transactions"
             var responses: [HTTPClientResponse] = []

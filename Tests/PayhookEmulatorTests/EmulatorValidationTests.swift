@@ -46,7 +46,7 @@ struct EmulatorValidationTests {
         try await withEmulator { emulator async throws in
             emulator.seedDemoResources()
             let response = try await emulator.send(
-                "GET", "/pxp/api/v1/transactions/\(ProviderEmulator.Demo.pxpTransactionID)",
+                "GET", "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU?systemTransactionId=\(ProviderEmulator.Demo.pxpTransactionID)",
                 headers: [("Authorization", authorization), ("X-Request-Id", "r-1"), ("X-Client-Id", emulator.configuration.pxpClientID)])
             #expect(response.status == 401)
         }
@@ -56,7 +56,8 @@ struct EmulatorValidationTests {
     func pxpSigned() async throws {
         try await withEmulator { emulator async throws in
             emulator.seedDemoResources()
-            let path = "/pxp/api/v1/transactions/\(ProviderEmulator.Demo.pxpTransactionID)"
+            let path = "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU"
+            let query = "?systemTransactionId=\(ProviderEmulator.Demo.pxpTransactionID)"
             let signature = PXPRequestSigner.signature(
                 tokenValue: emulator.configuration.pxpTokenValue, timestamp: "1747731062", requestID: "r-1",
                 method: "GET", path: path, body: [])
@@ -64,11 +65,11 @@ struct EmulatorValidationTests {
                 tokenID: emulator.configuration.pxpTokenID, timestamp: "1747731062", signature: signature)
             let clientID = ("X-Client-Id", emulator.configuration.pxpClientID)
             let requestID = ("X-Request-Id", "r-1")
-            #expect(try await emulator.send("GET", path, headers: [("Authorization", authorization), requestID, clientID]).status == 200)
-            #expect(try await emulator.send("GET", path, headers: [("Authorization", authorization), requestID]).status == 401)
-            #expect(try await emulator.send("GET", path, headers: [("Authorization", authorization), clientID]).status == 401)
+            #expect(try await emulator.send("GET", path + query, headers: [("Authorization", authorization), requestID, clientID]).status == 200)
+            #expect(try await emulator.send("GET", path + query, headers: [("Authorization", authorization), requestID]).status == 401)
+            #expect(try await emulator.send("GET", path + query, headers: [("Authorization", authorization), clientID]).status == 401)
             // The request id is signed: another one with the same signature fails.
-            #expect(try await emulator.send("GET", path, headers: [("Authorization", authorization), ("X-Request-Id", "r-2"), clientID]).status == 401)
+            #expect(try await emulator.send("GET", path + query, headers: [("Authorization", authorization), ("X-Request-Id", "r-2"), clientID]).status == 401)
         }
     }
 

@@ -121,3 +121,48 @@ struct MercadoPagoAPIClientTests {
         #expect(error?.kind == .unavailable)
     }
 }
+
+@Suite("Mercado Pago charge lookups")
+struct MercadoPagoChargeLookupTests {
+    @Test("a pending charge is looked up with GET /v1/orders/{order id}, classified like the create answer")
+    func lookUpPendingOrder() async throws {
+        try await withChargeHarness(.mercadopago) { harness async throws in
+            harness.script([.pending])
+            let pending = try await harness.charge(key: "charge-pending")
+            #expect(pending.outcome == .pending)
+            let orderID = try #require(pending.providerPaymentID)
+            harness.emulator.clearRequestLog()
+
+            let client = harness.emulator.mercadoPagoClient()
+            #expect(try await client.lookUpCharge(idempotencyKey: "charge-pending", providerPaymentID: orderID) == .found(pending))
+            #expect(harness.emulator.requests.map(\.path) == ["/mercadopago/v1/orders/\(orderID)"])
+            #expect(harness.emulator.requests.map(\.status) == [200])
+
+            // Mercado Pago settles it: the lookup now reports the processed order.
+            let settled = try #require(harness.emulator.mercadoPago.order(id: orderID)).replacingStatus("processing", with: "processed")
+            harness.emulator.mercadoPago.putOrder(id: orderID, json: settled)
+            let found = try #require(try await client.lookUpCharge(idempotencyKey: "charge-pending", providerPaymentID: orderID).result)
+            #expect(found.outcome == .succeeded)
+            #expect(found.providerPaymentID == orderID)
+            #expect(harness.totalExecuted == 1)
+        }
+    }
+
+    @Test("a missing order throws instead of reading as never charged")
+    func missingOrder() async throws {
+        try await withEmulator { emulator async throws in
+            let error = await providerError {
+                try await emulator.mercadoPagoClient().lookUpCharge(idempotencyKey: "k", providerPaymentID: "ORD-MISSING")
+            }
+            #expect(error?.kind == .notFound)
+        }
+    }
+}
+
+extension [UInt8] {
+    /// The JSON text with every `"status":"<from>"` made `"status":"<to>"`.
+    fileprivate func replacingStatus(_ from: String, with to: String) -> [UInt8] {
+        Array(String(decoding: self, as: UTF8.self)
+            .replacingOccurrences(of: #""status":"\#(from)""#, with: #""status":"\#(to)""#).utf8)
+    }
+}

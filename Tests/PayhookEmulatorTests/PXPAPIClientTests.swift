@@ -22,7 +22,7 @@ struct PXPAPIClientTests {
 
             let logged = try #require(emulator.requests.last)
             #expect(logged.status == 200)
-            #expect(logged.path == "/pxp/api/v1/transactions/\(id)")
+            #expect(logged.path == "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU")
             #expect(logged.header("x-client-id") == emulator.configuration.pxpClientID)
             #expect(logged.header("authorization") == "<redacted>")
             #expect(UUID(uuidString: try #require(logged.header("x-request-id"))) != nil)

@@ -83,9 +83,13 @@ struct ChargeClassificationTests {
         ("Rejected", nil, .declinedHard),
         ("Error", nil, .declinedSoft),
         ("Cancelled", nil, .declinedHard),
-        ("Executed", nil, .pending),
-    ] as [(String, String?, ChargeOutcome)])
-    func pxpRow(state: String, code: String?, expected: ChargeOutcome) {
+        // The rest of PXP's enum: every state that holds or took the money succeeded.
+        ("Approved", nil, .succeeded), ("Updated", nil, .succeeded), ("Executed", nil, .succeeded),
+        ("Confirmed", nil, .succeeded), ("Refunded", nil, .succeeded),
+        // Outside the enum: no outcome, never a guess.
+        ("Teleported", nil, nil), ("captured", nil, nil),
+    ] as [(String, String?, ChargeOutcome?)])
+    func pxpRow(state: String, code: String?, expected: ChargeOutcome?) {
         #expect(PXPChargeClassification.standard.outcome(state: state, code: code) == expected)
     }
 
@@ -142,7 +146,7 @@ struct ChargeRequestTests {
         let body = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "1284659970-cUsTmRk2", previousTransactionReference: "PAY9",
             amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-cycle-7")
-        #expect(body.text == #"{"type":"online","processing_mode":"automatic","external_reference":"sub-42-cycle-7","#
+        #expect(body.text == #"{"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","#
             + #""total_amount":"100.10","payer":{"customer_id":"1284659970-cUsTmRk2"},"transactions":{"payments":[{"#
             + #""amount":"100.10","automatic_payments":{"payment_profile_id":"PP01"},"stored_credential":{"#
             + #""payment_initiator":"merchant","reason":"recurring","first_payment":false,"#
@@ -152,6 +156,23 @@ struct ChargeRequestTests {
             amount: try Money(minorUnits: 1500, currency: "CLP"), reference: "r")
         #expect(first.text.contains(#""total_amount":"1500""#))
         #expect(!first.text.contains("previous_transaction_reference"))
+        #expect(!first.text.contains("subscription_data"))
+        #expect(!first.text.contains("payment_method"), "no card token in a merchant-initiated charge")
+    }
+
+    @Test("Mercado Pago: a charge with its billing cycle carries a payment-level subscription_data", arguments: [
+        (RecurringBilling.PeriodUnit.month, 1, Int?.some(12), #""subscription_sequence":{"number":3,"total":12},"invoice_period":{"type":"monthly","period":1}"#),
+        (.week, 2, nil, #""subscription_sequence":{"number":3},"invoice_period":{"type":"weekly","period":2}"#),
+        (.day, 30, nil, #""subscription_sequence":{"number":3},"invoice_period":{"type":"daily","period":30}"#),
+    ] as [(RecurringBilling.PeriodUnit, Int, Int?, String)])
+    func mercadoPagoSubscriptionData(unit: RecurringBilling.PeriodUnit, period: Int, total: Int?, expected: String) throws {
+        let billing = RecurringBilling(invoiceID: "sub-42-c3", billingDate: "2026-03-01", sequenceNumber: 3,
+                                       sequenceTotal: total, unit: unit, period: period)
+        let body = MercadoPagoAPIClient.chargeBody(
+            token: "PP01", customerID: "c", previousTransactionReference: "PAY9", billing: billing,
+            amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-c3")
+        #expect(body.text.hasSuffix(#""previous_transaction_reference":"PAY9"},"subscription_data":{"invoice_id":"sub-42-c3","#
+            + #""billing_date":"2026-03-01","# + expected + "}}]}}"))
     }
 
     @Test("Adyen: the payment body, amount in minor units")
@@ -164,13 +185,15 @@ struct ChargeRequestTests {
             + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}"#)
     }
 
-    @Test("PXP: the transaction body, with the processing model from the reason", arguments: [
-        (StoredCredential.Reason.recurring, "MerchantInitiatedSubsequentRecurring"),
-        (.resubmission, "MerchantInitiatedResubmission"),
+    @Test("PXP: the transaction body, with the processing model from the reason and the place in the series", arguments: [
+        (StoredCredential.Reason.recurring, StoredCredential.Sequence.subsequent, "MerchantInitiatedSubsequentRecurring"),
+        (.recurring, .initial, "MerchantInitiatedInitialRecurring"),
+        (.resubmission, .subsequent, "MerchantInitiatedResubmission"),
+        (.resubmission, .initial, "MerchantInitiatedResubmission"),
     ])
-    func pxpBody(reason: StoredCredential.Reason, model: String) throws {
+    func pxpBody(reason: StoredCredential.Reason, sequence: StoredCredential.Sequence, model: String) throws {
         let credential = StoredCredential(token: "tok-1", shopperReference: "Shopper_01", previousTransactionReference: "sys-1",
-                                          reason: reason)
+                                          reason: reason, sequence: sequence)
         let body = PXPAPIClient.chargeBody(
             merchant: "PAYHOOK-1", site: "SITE-EU", merchantTransactionID: "sub-77-cycle-4",
             date: Date(timeIntervalSince1970: 1_747_731_062.826), credential: credential,
@@ -233,5 +256,64 @@ final class CannedHTTPClient: HTTPClient {
     func send(_ request: HTTPClientRequest) async throws(HTTPClientError) -> HTTPClientResponse {
         sent.withLock { $0.append(request) }
         return HTTPClientResponse(status: status, body: body)
+    }
+}
+
+@Suite("PXP lookup answers")
+struct PXPLookupAnswerTests {
+    func client(_ http: CannedHTTPClient) throws -> PXPAPIClient {
+        PXPAPIClient(baseURL: try #require(URL(string: "http://127.0.0.1:9/pxp/api/v1")), clientID: "c", tokenID: "t",
+                     tokenValue: "v", merchant: "M1", site: "S1", http: http)
+    }
+
+    static let transaction = #"{"systemTransactionId":"sys-1","state":"Authorised","merchantTransactionId":"k-1","amounts":{"transactionValue":10.5,"currencyCode":"EUR"}}"#
+
+    @Test("only an empty list is notFound", arguments: ["[]", #"{"transactions":[]}"#, #"{"items":[]}"#, #"{"data":[]}"#])
+    func emptyLists(body: String) async throws {
+        #expect(try await client(CannedHTTPClient(status: 200, body: body)).lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil) == .notFound)
+    }
+
+    @Test("a single transaction, a list or a wrapped list with the key is found", arguments: [
+        transaction, "[\(transaction)]", #"{"transactions":[\#(transaction)]}"#,
+    ])
+    func found(body: String) async throws {
+        let http = CannedHTTPClient(status: 200, body: body)
+        let result = try #require(try await client(http).lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil).result)
+        #expect(result.outcome == .succeeded)
+        #expect(result.providerPaymentID == "sys-1")
+        #expect(http.requests.first?.url.absoluteString == "http://127.0.0.1:9/pxp/api/v1/transactions/M1/S1?merchantTransactionId=k-1")
+    }
+
+    @Test("a 404, an object that is no transaction, or a list of other transactions is an unknown outcome", arguments: [
+        (404, #"{"status":404}"#), (200, "{}"), (200, #"{"message":"ok"}"#), (200, "[\(transaction)]".replacingOccurrences(of: "k-1", with: "k-2")),
+        (200, "null"), (200, "not json"),
+    ] as [(Int, String)])
+    func unknown(status: Int, body: String) async throws {
+        let client = try client(CannedHTTPClient(status: status, body: body))
+        var thrown: ProviderAPIError?
+        do { _ = try await client.lookUpCharge(idempotencyKey: "k-1", providerPaymentID: nil) } catch { thrown = error }
+        #expect(thrown?.kind == .invalidResponse)
+    }
+
+    @Test("fetchPayment reads the one transaction with the systemTransactionId, request form or answer form of the amount", arguments: [
+        transaction, transaction.replacingOccurrences(of: "transactionValue", with: "transaction"),
+    ])
+    func fetch(body: String) async throws {
+        let http = CannedHTTPClient(status: 200, body: "[\(body)]")
+        let payment = try await client(http).fetchPayment(id: "sys-1")
+        #expect(payment.amount == (try Money(minorUnits: 1050, currency: "EUR")))
+        #expect(payment.status == .authorized)
+        #expect(http.requests.first?.url.absoluteString == "http://127.0.0.1:9/pxp/api/v1/transactions/M1/S1?systemTransactionId=sys-1")
+        let empty = try client(CannedHTTPClient(status: 200, body: "[]"))
+        var thrown: ProviderAPIError?
+        do { _ = try await empty.fetchPayment(id: "sys-1") } catch { thrown = error }
+        #expect(thrown?.kind == .notFound)
+    }
+}
+
+extension ChargeLookup {
+    /// The charge of a `.found` answer, else nil.
+    fileprivate var result: ChargeResult? {
+        if case .found(let result) = self { result } else { nil }
     }
 }

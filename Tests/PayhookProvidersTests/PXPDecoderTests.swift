@@ -14,9 +14,12 @@ struct PXPDecoderTests {
         ("Pending", .pending),
         ("Rejected", .declined),
         ("Refunded", .refunded),
-        ("Executed", nil),
-        ("Approved", nil),
+        ("Executed", .captured),
+        ("Confirmed", .captured),
+        ("Approved", .authorized),
+        ("Updated", .authorized),
         ("authorised", nil),
+        ("Teleported", nil),
     ])
     func stateRow(state: String, expected: PaymentStatus?) {
         #expect(PXPStateMapping.paymentStatus(state) == expected)
@@ -80,14 +83,37 @@ struct PXPDecoderTests {
         #expect(payment.funding == "card")
     }
 
-    @Test("states and categories payhook does not interpret are unknown, never errors")
-    func unknowns() throws {
+    @Test("every state of PXP's enum decodes to a payment with the stateData code as detail; other categories are unknown")
+    func wholeEnum() throws {
         let executed = try PXPEventDecoder.decode(body: payload("pxp-transaction-executed"))
-        #expect(executed.event == .unknown(provider: .pxp, eventType: "Transaction.Executed",
-                                          reference: "9d9c2b3a-0000-4000-8000-000000000001"))
+        guard case .payment(let payment) = executed.event else {
+            Issue.record("Executed is a state of PXP's enum, decoded as a payment")
+            return
+        }
+        #expect(payment.status == .captured)
+        #expect(payment.providerStatus == "Executed")
+        for state in ["Authorised", "Refused", "Cancelled", "Captured", "Error", "Executed", "Confirmed", "Pending",
+                      "Refunded", "Updated", "Rejected", "Approved"] {
+            let body = #"{"eventCategory":"Transaction","eventData":{"state":"\#(state)","systemTransactionId":"S","stateData":{"code":"CRD105"}}}"#
+            let decoded = try PXPEventDecoder.decode(body: Array(body.utf8))
+            guard case .payment(let snapshot) = decoded.event else {
+                Issue.record("\(state) is not a payment")
+                continue
+            }
+            #expect(snapshot.status == PXPStateMapping.paymentStatus(state))
+            #expect(snapshot.statusDetail == "CRD105")
+        }
         let reporting = try PXPEventDecoder.decode(body: payload("pxp-reporting"))
         #expect(reporting.event == .unknown(provider: .pxp, eventType: "Reporting", reference: nil))
         #expect(reporting.owner?.merchantGroup == "PAYHOOK-GRP")
+    }
+
+    @Test("a transaction state outside PXP's enum is an error to retry, never a guess")
+    func unknownState() {
+        let body = #"{"eventCategory":"Transaction","eventData":{"state":"Teleported","systemTransactionId":"S"}}"#
+        #expect(throws: PayloadError(provider: .pxp, code: .unrecognizedValue, field: "eventData.state")) {
+            try PXPEventDecoder.decode(body: Array(body.utf8))
+        }
     }
 
     @Test("a token event keeps the token, masked last four and expiry, never the scheme token number")
@@ -153,5 +179,31 @@ struct PXPDecoderTests {
             case .transaction: _ = try PXPTransactionDecoder.decode(bytes)
             }
         }
+    }
+}
+
+@Suite("PXP array-bodied webhooks")
+struct PXPArrayWebhookTests {
+    static func event(_ id: String, state: String) -> String {
+        #"{"eventCategory":"Transaction","eventData":{"state":"\#(state)","systemTransactionId":"\#(id)","stateData":{"code":"CRD000"}},"eventOwner":{"merchant":"PAYHOOK-1"}}"#
+    }
+
+    @Test("a JSON array of events decodes element by element; a single object is one event")
+    func arrayAndObject() throws {
+        let both = try PXPEventDecoder.decodeAll(body: Array("[\(Self.event("T1", state: "Authorised")),\(Self.event("T2", state: "Captured"))]".utf8))
+        #expect(both.map(\.systemTransactionID) == ["T1", "T2"])
+        #expect(both.map(\.state) == ["Authorised", "Captured"])
+        let single = try PXPEventDecoder.decodeAll(body: Array(Self.event("T3", state: "Refused").utf8))
+        #expect(single.map(\.systemTransactionID) == ["T3"])
+        #expect(single == [try PXPEventDecoder.decode(body: Array(Self.event("T3", state: "Refused").utf8))])
+    }
+
+    @Test("an empty array, an array of non-objects or a bad element is an error naming the element", arguments: [
+        ("[]", PayloadError(provider: .pxp, code: .malformedJSON)),
+        ("[1]", PayloadError(provider: .pxp, code: .invalidField, field: "[0]")),
+        ("[\(event("T1", state: "Captured")),{\"eventData\":{}}]", PayloadError(provider: .pxp, code: .missingField, field: "[1].eventCategory")),
+    ])
+    func badArrays(body: String, expected: PayloadError) {
+        #expect(throws: expected) { try PXPEventDecoder.decodeAll(body: Array(body.utf8)) }
     }
 }

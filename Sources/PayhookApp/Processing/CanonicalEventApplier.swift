@@ -420,6 +420,7 @@ struct CanonicalEventApplier: Sendable {
                 .int(id), Self.text(token.account), Self.text(token.shopperReference), Self.text(token.customerID),
                 Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
                 .text((wins ? token.status : storedStatus).rawValue), Self.date(token.occurredAt), .bool(wins),
+                Self.text(token.firstPaymentReference),
             ])
             try await SubscriptionTokenLifecycle.tokenStatusChanged(tokenID: id, status: wins ? token.status : storedStatus, occurredAt: token.occurredAt, on: connection)
             return id
@@ -427,7 +428,7 @@ struct CanonicalEventApplier: Sendable {
         let inserted = try await connection.query(ProcessingSQL.insertToken, [
             .text(provider), .text(token.account ?? ""), .text(token.token), Self.text(token.shopperReference),
             Self.text(token.customerID), Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
-            .text(token.status.rawValue), Self.date(token.occurredAt),
+            .text(token.status.rawValue), Self.date(token.occurredAt), Self.text(token.firstPaymentReference),
         ])
         guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
             throw PostgresError(kind: .serializationFailure, message: "vault token row appeared concurrently")

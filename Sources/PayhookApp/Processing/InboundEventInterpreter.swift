@@ -44,8 +44,16 @@ struct InboundEventInterpreter: Sendable {
                 let notification = try MercadoPagoNotification.decode(body: event.body)
                 return await mercadoPago(notification)
             case .pxp:
-                let notification = try PXPEventDecoder.decode(body: event.body)
-                return await pxp(notification)
+                // One delivery may carry several events (a JSON array): each is its own event,
+                // applied together with the others; one failure retries the whole delivery.
+                var events: [ApplicableEvent] = []
+                for notification in try PXPEventDecoder.decodeAll(body: event.body) {
+                    switch await pxp(notification) {
+                    case .success(let applicable): events += applicable
+                    case .failure(let failure): return .failure(failure)
+                    }
+                }
+                return .success(events)
             }
         } catch {
             return .failure(.payload(error))

@@ -123,12 +123,13 @@ enum ProcessingSQL {
 
     static let insertToken = """
         INSERT INTO vault_tokens (provider, account, token, shopper_reference, customer_id, brand, last4, expiry, status,
-                                  provider_updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                  provider_updated_at, first_payment_reference)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
         ON CONFLICT (provider, token) DO NOTHING RETURNING id
         """
 
     /// `$10` says whether the incoming details win (newer); otherwise they only fill gaps.
+    /// `$11` the first payment reference, kept once set whatever the order of events.
     static let updateToken = """
         UPDATE vault_tokens SET
             account = CASE WHEN $10 THEN coalesce($2, account) ELSE coalesce(account, $2) END,
@@ -139,6 +140,7 @@ enum ProcessingSQL {
             expiry = CASE WHEN $10 THEN coalesce($7, expiry) ELSE coalesce(expiry, $7) END,
             status = $8,
             provider_updated_at = greatest(provider_updated_at, $9),
+            first_payment_reference = coalesce(first_payment_reference, $11),
             updated_at = now()
         WHERE id = $1
         """

@@ -112,6 +112,12 @@ struct ChargeRecurringHandler: JobHandler {
         let tokenStatus: String
         /// Frozen at the first call (`markAttempted`); nil before it, or when no cycle succeeded yet.
         let previousTransactionReference: String?
+        /// The subscription's schedule, for the cycle's billing data (`SubscriptionSQL.chargeContextColumns`).
+        let interval: SubscriptionInterval?
+        let startAt: Date
+        let maxCycles: Int?
+        /// The token's first successful payment (Mercado Pago's `previous_transaction_reference`).
+        let tokenFirstPaymentReference: String?
 
         var provider: String { charge.provider ?? tokenProvider }
 
@@ -125,6 +131,10 @@ struct ChargeRecurringHandler: JobHandler {
             customerID = try row.decode("customer_id")
             tokenStatus = try row.decode("token_status")
             previousTransactionReference = try row.decode("previous_transaction_reference")
+            interval = SubscriptionInterval.parse(json: try row.decode("subscription_interval"))
+            startAt = try row.decode("subscription_start_at")
+            maxCycles = try row.decode("subscription_max_cycles")
+            tokenFirstPaymentReference = try row.decode("token_first_payment_reference")
         }
     }
 
@@ -235,9 +245,7 @@ struct ChargeRecurringHandler: JobHandler {
             }
             previous = try row.decode("previous_transaction_reference")
         }
-        let credential = StoredCredential(
-            token: loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
-            previousTransactionReference: previous, reason: charge.reason == "resubmission" ? .resubmission : .recurring)
+        let credential = ChargeContext.credential(loaded, previous: previous)
         let amount: Money
         do {
             amount = try Money(minorUnits: charge.amountMinor, currency: charge.currency)
@@ -317,10 +325,8 @@ struct ChargeRecurringHandler: JobHandler {
         }
         switch lookup {
         case .found(let result):
-            if result.outcome == .pending, let paymentID = result.providerPaymentID ?? charge.providerPaymentID,
-               let fetched = await fetchedResult(paymentID, client: client) {
-                return try await settle(fetched, loaded, checks: checks)
-            }
+            // The provider's own answer, final or still pending (a pending one is asked again
+            // at the next check; Mercado Pago's order ids are no payment ids for `fetchPayment`).
             return try await settle(result, loaded, checks: checks)
         case .notFound, .unsupported:
             if let paymentID = charge.providerPaymentID {

@@ -129,11 +129,18 @@ enum SubscriptionSQL {
 
     // MARK: Charge job
 
+    /// What a charge request says of its cycle and credential beyond the charge row: Mercado
+    /// Pago's `subscription_data` and first payment reference (`s` subscriptions, `t` vault tokens).
+    static let chargeContextColumns = """
+        s.interval::text AS subscription_interval, s.start_at AS subscription_start_at,
+        s.max_cycles AS subscription_max_cycles, t.first_payment_reference AS token_first_payment_reference
+        """
+
     /// Everything one attempt needs, by its idempotency key.
     static let loadCharge = """
         SELECT \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
                s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
-               t.shopper_reference, t.customer_id, t.status AS token_status
+               t.shopper_reference, t.customer_id, t.status AS token_status, \(chargeContextColumns)
         FROM charges c JOIN subscriptions s ON s.id = c.subscription_id JOIN vault_tokens t ON t.id = s.vault_token_id
         WHERE c.idempotency_key = $1
         """
@@ -181,7 +188,7 @@ enum SubscriptionSQL {
           AND t.id = s.vault_token_id AND t.status = 'active'
         RETURNING \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
                   s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
-                  t.shopper_reference, t.customer_id, t.status AS token_status
+                  t.shopper_reference, t.customer_id, t.status AS token_status, \(chargeContextColumns)
         """
 
     /// $1 id, $2 why. Only a charge never sent to the provider can be skipped.

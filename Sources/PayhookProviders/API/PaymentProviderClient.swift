@@ -15,7 +15,7 @@ public protocol PaymentProviderClient: Sendable {
     func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot
 
     /// One payment or transaction, e.g. Mercado Pago `GET /v1/payments/{id}` or PXP
-    /// `GET /transactions/{systemTransactionId}`.
+    /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`.
     func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot
 
     /// Charges a stored credential (merchant-initiated). Throws ProviderAPIError; .timeout/.unavailable

@@ -89,11 +89,12 @@ struct ProviderAPIRequest: Sendable {
     ///
     /// The message gives the length, never the key.
     /// - Throws: `.invalidResponse` (not retryable: the same key would fail again).
-    static func checkIdempotencyKey(_ key: String, operation: String) throws(ProviderAPIError) {
+    /// - Parameter maxLength: the provider's limit when it is below 64 (PXP: 50).
+    static func checkIdempotencyKey(_ key: String, operation: String, maxLength: Int = 64) throws(ProviderAPIError) {
         let length = key.utf8.count
-        guard (1...64).contains(length) else {
+        guard (1...maxLength).contains(length) else {
             throw ProviderAPIError(
-                .invalidResponse, "\(operation): idempotency key must be 1 to 64 characters, got \(length); not sent")
+                .invalidResponse, "\(operation): idempotency key must be 1 to \(maxLength) characters, got \(length); not sent")
         }
         guard key.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
             throw ProviderAPIError(

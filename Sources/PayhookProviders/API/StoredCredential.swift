@@ -12,6 +12,8 @@
 /// | `customerID`                 | `payer.customer_id` (required)               | —                          | —                                |
 /// | `previousTransactionReference` | `stored_credential.previous_transaction_reference` | —                 | recurring `previousTransactionReference` (UNCONFIRMED name) |
 /// | `reason`                     | always `recurring`                           | always `Subscription`      | `.resubmission` → `MerchantInitiatedResubmission` |
+/// | `sequence`                   | —                                            | —                          | `.initial` → `MerchantInitiatedInitialRecurring`, else `…SubsequentRecurring` |
+/// | `billing`                    | payment-level `subscription_data`            | —                          | —                                |
 public struct StoredCredential: Sendable, Hashable {
     /// Why the merchant charges the stored card.
     public enum Reason: String, Sendable {
@@ -19,6 +21,14 @@ public struct StoredCredential: Sendable, Hashable {
         case recurring
         /// A retry of a charge that was declined softly (PXP `MerchantInitiatedResubmission`).
         case resubmission
+    }
+
+    /// Where a charge stands in the merchant-initiated series on this credential.
+    public enum Sequence: String, Sendable {
+        /// The first merchant-initiated charge of a series whose setup payhook recorded.
+        case initial
+        /// Every later one (and the first one on a credential set up elsewhere).
+        case subsequent
     }
 
     /// The provider's token: Adyen `storedPaymentMethodId`, Mercado Pago `payment_profile_id`,
@@ -33,11 +43,18 @@ public struct StoredCredential: Sendable, Hashable {
     public var previousTransactionReference: String?
     /// A scheduled charge or the retry of a soft decline; only PXP sends the difference.
     public var reason: Reason
+    /// First or later in the series; only PXP sends the difference (a resubmission wins).
+    public var sequence: Sequence
+    /// The cycle this charge pays; Mercado Pago sends it as `subscription_data`.
+    public var billing: RecurringBilling?
 
     public init(
         token: String, shopperReference: String? = nil, customerID: String? = nil,
-        previousTransactionReference: String? = nil, reason: Reason = .recurring
+        previousTransactionReference: String? = nil, reason: Reason = .recurring, sequence: Sequence = .subsequent,
+        billing: RecurringBilling? = nil
     ) {
+        self.sequence = sequence
+        self.billing = billing
         self.token = token
         self.shopperReference = shopperReference
         self.customerID = customerID

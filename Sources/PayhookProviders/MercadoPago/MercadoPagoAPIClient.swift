@@ -58,17 +58,23 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         }
     }
 
-    /// `POST /v1/orders` with `X-Idempotency-Key`: an automatic-mode order whose one payment
-    /// charges the customer's payment profile as a merchant-initiated recurring charge.
+    /// `POST /v1/orders` with `X-Idempotency-Key`: a merchant-initiated charge of the customer's
+    /// payment profile, as Mercado Pago's Automatic Payments second step describes it.
     ///
-    /// The body: `type` `online`, `processing_mode` `automatic`, `external_reference`,
-    /// `total_amount` (decimal string), `payer.customer_id`, and `transactions.payments[0]` with
-    /// `amount`, `automatic_payments.payment_profile_id` and `stored_credential`
+    /// The body: `type` `online`, `processing_mode` `automatic_async` (merchant-initiated; the
+    /// customer-present first payment is `automatic`, and payhook never makes it),
+    /// `external_reference`, `total_amount` (decimal string), `payer.customer_id`, and
+    /// `transactions.payments[0]` with `amount`, `automatic_payments.payment_profile_id`, no
+    /// `payment_method` (no card token: the profile holds the card), `stored_credential`
     /// (`payment_initiator` `merchant`, `reason` `recurring`, `first_payment` false,
-    /// `previous_transaction_reference` when known). Mercado Pago has no resubmission reason
-    /// that we know of, so ``StoredCredential/Reason/resubmission`` is sent as `recurring` too
-    /// (the allowed values are UNCONFIRMED). No currency is sent: an order is in the
-    /// account's currency.
+    /// `previous_transaction_reference`: the id of the first payment, the customer-present one
+    /// that registered the card, when payhook has seen it) and, with
+    /// ``StoredCredential/billing``, a payment-level `subscription_data{invoice_id,
+    /// billing_date, subscription_sequence{number, total}, invoice_period{type, period}}`.
+    /// `invoice_period.type` is `daily`, `weekly` or `monthly` (only `monthly` appears in Mercado
+    /// Pago's examples: the other two are UNCONFIRMED). Mercado Pago has no resubmission reason
+    /// that we know of, so ``StoredCredential/Reason/resubmission`` is sent as `recurring` too.
+    /// No currency is sent: an order is in the account's currency.
     ///
     /// A failed order is a result, not an error; see ``MercadoPagoChargeClassification``.
     /// UNCONFIRMED: whether a failed order comes back as 201 or as a 4xx such as 402 with the
@@ -87,7 +93,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
         let body = Self.chargeBody(
             token: token, customerID: customer, previousTransactionReference: storedCredential.previousTransactionReference,
-            amount: amount, reference: reference)
+            billing: storedCredential.billing, amount: amount, reference: reference)
         let url = try ProviderAPIRequest.url(base: baseURL, path: "/v1/orders", operation: operation)
         let request = ProviderAPIRequest(
             operation: operation, method: "POST", url: url,
@@ -102,24 +108,39 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         }
     }
 
-    /// ``ChargeLookup/unsupported``, without a network call. Mercado Pago cannot look an order
-    /// up by `X-Idempotency-Key`: within its idempotency window (`PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`)
-    /// `POST /v1/orders` again with the same key and body returns the order the first request
-    /// created without charging again, so a caller with an unknown outcome retries
-    /// ``charge(storedCredential:amount:reference:idempotencyKey:)`` with the same key.
+    /// The order a charge created, by the order id `POST /v1/orders` returned:
+    /// `GET /v1/orders/{id}`, classified by ``MercadoPagoChargeClassification`` (a pending order
+    /// is looked up here, never through `GET /v1/payments`, which knows no order ids).
+    ///
+    /// Without `providerPaymentID`, ``ChargeLookup/unsupported`` and no network call: Mercado
+    /// Pago cannot look an order up by `X-Idempotency-Key`. Within its idempotency window
+    /// (`PAYHOOK_MERCADOPAGO_IDEMPOTENCY_WINDOW`) `POST /v1/orders` again with the same key and
+    /// body returns the order the first request created without charging again.
+    /// - Returns: ``ChargeLookup/found(_:)`` or ``ChargeLookup/unsupported``; never
+    ///   ``ChargeLookup/notFound`` (an order id that came from Mercado Pago names an order).
+    /// - Throws: `ProviderAPIError` as for ``fetchOrder(id:)``; `.notFound` for a 404, which
+    ///   leaves the outcome unknown.
     public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
-        .unsupported
+        guard let orderID = providerPaymentID else { return .unsupported }
+        let operation = "mercadopago GET /v1/orders"
+        let body = try await get("/v1/orders/", id: orderID, operation: operation)
+        do {
+            return .found(try MercadoPagoChargeClassification.result(orderJSON: body))
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
     }
 
     /// The charge body, built from exact values; a function of its inputs only, so a retry
     /// sends the same bytes and Mercado Pago recognizes it as the same request.
     static func chargeBody(
-        token: String, customerID: String, previousTransactionReference: String?, amount: Money, reference: String
+        token: String, customerID: String, previousTransactionReference: String?, billing: RecurringBilling? = nil,
+        amount: Money, reference: String
     ) -> RequestJSON {
         let total = amount.decimalString
         return .object([
             ("type", .string("online")),
-            ("processing_mode", .string("automatic")),
+            ("processing_mode", .string("automatic_async")),
             ("external_reference", .string(reference)),
             ("total_amount", .string(total)),
             ("payer", .object([("customer_id", .string(customerID))])),
@@ -132,7 +153,26 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
                     ("first_payment", .bool(false)),
                     ("previous_transaction_reference", previousTransactionReference.map(RequestJSON.string)),
                 ])),
+                ("subscription_data", billing.map(subscriptionData)),
             ])]))])),
+        ])
+    }
+
+    /// Mercado Pago's `subscription_data` for one billing cycle.
+    static func subscriptionData(_ billing: RecurringBilling) -> RequestJSON {
+        let type = switch billing.unit {
+        case .day: "daily"
+        case .week: "weekly"
+        case .month: "monthly"
+        }
+        return .object([
+            ("invoice_id", .string(billing.invoiceID)),
+            ("billing_date", .string(billing.billingDate)),
+            ("subscription_sequence", .object([
+                ("number", .number(String(billing.sequenceNumber))),
+                ("total", billing.sequenceTotal.map { .number(String($0)) }),
+            ])),
+            ("invoice_period", .object([("type", .string(type)), ("period", .number(String(billing.period)))])),
         ])
     }
 

@@ -52,9 +52,13 @@ public enum MercadoPagoOrderDecoder {
             }
             var vaultToken: VaultTokenSnapshot?
             if let cardID = try method["card_id"].string() {
+                // A payment that took the money registered the credential: its id is what
+                // later merchant-initiated charges name as previous_transaction_reference.
+                let succeeded = mapped == .authorized || mapped == .captured
                 vaultToken = VaultTokenSnapshot(
                     provider: .mercadopago, account: account, token: cardID, customerID: customerID,
-                    brand: try method["id"].string(), status: .active, occurredAt: updatedAt)
+                    brand: try method["id"].string(), status: .active, occurredAt: updatedAt,
+                    firstPaymentReference: succeeded ? paymentID : nil)
             }
             payments.append(PaymentSnapshot(
                 provider: .mercadopago,

@@ -2,8 +2,9 @@ import Foundation
 import PayhookCore
 import PayhookHTTP
 
-/// PXP Unity's transactions API: `GET {base}/transactions/{systemTransactionId}`, charges with
-/// `POST {base}/transactions`, and the lookup of a charge by `merchantTransactionId`.
+/// PXP Unity's transactions API: charges with `POST {base}/transactions`, and lookups with
+/// `GET {base}/transactions/{merchant}/{site}?systemTransactionId=…` or
+/// `?merchantTransactionId=…` (the charge made with an idempotency key).
 ///
 /// PXP retries a webhook only for about ten seconds, so non-final transactions are reconciled
 /// by polling through this client. Every request carries `Authorization: PXP-UST1
@@ -34,8 +35,8 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     ///   - clientID: sent as `X-Client-Id`.
     ///   - tokenID: the token's id, first part of the `Authorization` credential.
     ///   - tokenValue: the token's secret, used only as the HMAC key.
-    ///   - merchant: merchant code, sent in charge requests.
-    ///   - site: site code, sent in charge requests.
+    ///   - merchant: merchant code, sent in charge requests and in the lookup path.
+    ///   - site: site code, sent in charge requests and in the lookup path.
     ///   - http: the transport.
     ///   - timeout: deadline for each call.
     ///   - now: the clock for the signed timestamp; injected by tests.
@@ -67,17 +68,22 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         throw ProviderAPIError(.unsupported, "pxp: no order resource; fetch the transaction")
     }
 
-    /// `GET {base}/transactions/{systemTransactionId}`, decoded by ``PXPTransactionDecoder``.
+    /// `GET {base}/transactions/{merchant}/{site}?systemTransactionId={id}`, decoded by
+    /// ``PXPTransactionDecoder``.
     /// - Parameter id: the `systemTransactionId` from the webhook or the charge response.
-    /// - Throws: `ProviderAPIError`: `.notFound` (404 or an empty id), `.unauthorized`
-    ///   (401/403), `.unavailable` (429, 5xx, connection), `.timeout`, `.invalidResponse`.
+    /// - Throws: `ProviderAPIError`: `.notFound` (an empty id, or a well-formed answer without
+    ///   this transaction), `.invalidResponse` (a 404 of the route or any other answer that is
+    ///   not a list of transactions: never read as "no such transaction"), `.unauthorized`
+    ///   (401/403), `.unavailable` (429, 5xx, connection), `.timeout`.
     public func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot {
-        let operation = "pxp GET /transactions"
+        let operation = "pxp GET /transactions/{merchant}/{site}?systemTransactionId"
         try ProviderAPIRequest.checkID(id, operation: operation)
-        let path = "/transactions/" + ProviderAPIRequest.pathSegment(id)
-        let body = try await send(method: "GET", path: path, body: [], operation: operation)
+        let matches = try await lookUp(field: "systemTransactionId", value: id, operation: operation)
+        guard let match = matches.first else {
+            throw ProviderAPIError(.notFound, "\(operation): no such transaction")
+        }
         do {
-            return try PXPTransactionDecoder.decode(body)
+            return try PXPTransactionDecoder.decode(match)
         } catch {
             throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
         }
@@ -88,27 +94,27 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     ///
     /// The body: `merchant`, `site`, `merchantTransactionId`, `merchantTransactionDate` (now,
     /// ISO 8601), `transactionMethod{intent: "Purchase", entryType: "Ecom", fundingType: "Card"}`,
-    /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units),
-    /// `fundingData.card.gatewayTokenId` (the token), `shopper.id` when known, and
-    /// `recurring{processingModel, previousTransactionReference}` with processing model
-    /// `MerchantInitiatedSubsequentRecurring`, or `MerchantInitiatedResubmission` for
-    /// ``StoredCredential/Reason/resubmission``. UNCONFIRMED: the names `fundingData.card.gatewayTokenId`
-    /// and `recurring.*` (PXP documents the processing-model values, not where they go); they
-    /// are all in ``chargeBody(merchant:site:merchantTransactionID:date:credential:amount:)``.
+    /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units;
+    /// answers call it `transactionValue`), the stored card, `shopper.id` when known, and the
+    /// processing model: `MerchantInitiatedInitialRecurring` for ``StoredCredential/Sequence/initial``,
+    /// `MerchantInitiatedSubsequentRecurring` after it, `MerchantInitiatedResubmission` for
+    /// ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
+    /// and kept in ``PXPUnconfirmedFields``.
     ///
     /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
     /// is UNCONFIRMED, so after `.timeout`/`.unavailable` call ``lookUpCharge(idempotencyKey:providerPaymentID:)``
     /// first and charge again (same key) only when it returns ``ChargeLookup/notFound``.
     /// - Parameter reference: not sent; PXP identifies the charge by `merchantTransactionId`.
-    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
-    ///   printable ASCII characters, an empty token or an amount that is not positive, and
-    ///   after sending for a 4xx or an answer without `systemTransactionId`/`state`;
+    /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–50
+    ///   printable ASCII characters (PXP's `merchantTransactionId` limit), an empty token or an
+    ///   amount that is not positive, and after sending for a 4xx or an answer without
+    ///   `systemTransactionId`/`state` or with a state outside PXP's enum;
     ///   `.unauthorized`; `.timeout`/`.unavailable` (outcome unknown).
     public func charge(
         storedCredential: StoredCredential, amount: Money, reference: String, idempotencyKey: String
     ) async throws(ProviderAPIError) -> ChargeResult {
         let operation = "pxp POST /transactions"
-        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
+        try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation, maxLength: Self.maxMerchantTransactionIDLength)
         _ = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "card-on-file token", operation: operation)
         guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
         let body = Self.chargeBody(
@@ -122,50 +128,73 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         }
     }
 
-    /// `GET {base}/transactions?merchantTransactionId={key}`: the charge made with this key.
+    /// `GET {base}/transactions/{merchant}/{site}?merchantTransactionId={key}`: the charge made
+    /// with this key.
     ///
-    /// UNCONFIRMED endpoint: PXP says to look a transaction up by `merchantTransactionId`
-    /// before retrying but we found no public reference for the call; this assumes a query on
-    /// the transactions collection. The answer is read defensively: a JSON array of
-    /// transactions, an object holding one under `transactions`, `items` or `data`, or a single
-    /// transaction object. Only transactions whose `merchantTransactionId` equals the key
-    /// count; if several do, an approved one wins (so a charge is never repeated), else the
-    /// first. The signature covers the path without the query, as ``PXPRequestSigner`` states.
-    /// - Returns: ``ChargeLookup/notFound`` for no match or a 404.
-    /// - Throws: `ProviderAPIError`: `.invalidResponse` for an invalid key or an undecodable
-    ///   answer, `.unauthorized`, `.timeout`, `.unavailable`.
+    /// Only a well-formed answer that lists no transaction with this `merchantTransactionId`
+    /// is ``ChargeLookup/notFound`` (see ``lookUp(field:value:operation:)`` for the shapes read).
+    /// If several match, an approved one wins (so a charge is never repeated), else the first.
+    /// - Returns: ``ChargeLookup/found(_:)`` or ``ChargeLookup/notFound``; never
+    ///   ``ChargeLookup/unsupported``.
+    /// - Throws: `ProviderAPIError`, and then the outcome stays unknown and nothing may be
+    ///   re-sent: `.invalidResponse` for an invalid key, a 404 of the route or an answer that is
+    ///   not a list of transactions; `.unauthorized`, `.timeout`, `.unavailable`.
     public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup {
-        let operation = "pxp GET /transactions?merchantTransactionId"
+        let operation = "pxp GET /transactions/{merchant}/{site}?merchantTransactionId"
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
-        let answer: [UInt8]
+        let matches = try await lookUp(field: "merchantTransactionId", value: idempotencyKey, operation: operation)
         do {
-            answer = try await send(
-                method: "GET", path: "/transactions", query: "merchantTransactionId=" + ProviderAPIRequest.pathSegment(idempotencyKey),
-                body: [], operation: operation)
-        } catch where error.kind == .notFound {
-            return .notFound
-        }
-        do {
-            // An array is a valid answer here, which PayloadNode.parse (objects only) refuses.
-            guard let value = JSONValue.parse(answer) else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
-            let root = PayloadNode(value: value, path: "", provider: .pxp)
-            var candidates: [PayloadNode]
-            if case .array? = root.value {
-                candidates = try root.elements()
-            } else if let list = PayloadNode.firstPresent(root["transactions"], root["items"], root["data"]) {
-                candidates = try list.elements()
-            } else {
-                candidates = [root]
-            }
-            candidates = try candidates.filter { node throws(PayloadError) in
-                try node["merchantTransactionId"].string() == idempotencyKey
-            }
-            let results = try candidates.map { node throws(PayloadError) in try chargeClassification.result(node) }
+            let results = try matches.map { node throws(PayloadError) in try chargeClassification.result(node) }
             return (results.first { $0.outcome == .succeeded } ?? results.first).map(ChargeLookup.found) ?? .notFound
         } catch {
             throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
         }
     }
+
+    /// `GET {base}/transactions/{merchant}/{site}?{field}={value}`, PXP's documented lookup, and
+    /// the transactions of the answer whose `field` equals `value`.
+    ///
+    /// The answer is read defensively, since PXP's reference shows one transaction's fields but
+    /// not the envelope (UNCONFIRMED): a JSON array of transactions, an object holding one under
+    /// `transactions`, `items` or `data`, or a single transaction object. Only an empty list
+    /// means "none". A list whose entries all name another transaction, an object that is not a
+    /// transaction, and every 404 (a route that does not exist looks the same as a missing
+    /// resource) are unknown outcomes, thrown as `.invalidResponse`. The signature covers the
+    /// path without the query, as ``PXPRequestSigner`` states.
+    func lookUp(field: String, value: String, operation: String) async throws(ProviderAPIError) -> [PayloadNode] {
+        let path = "/transactions/" + ProviderAPIRequest.pathSegment(merchant) + "/" + ProviderAPIRequest.pathSegment(site)
+        let answer: [UInt8]
+        do {
+            answer = try await send(
+                method: "GET", path: path, query: field + "=" + ProviderAPIRequest.pathSegment(value), body: [],
+                operation: operation)
+        } catch where error.kind == .notFound {
+            throw ProviderAPIError(.invalidResponse, "\(operation): HTTP 404, not read as \"no such transaction\"; outcome unknown")
+        }
+        do {
+            // An array is a valid answer here, which PayloadNode.parse (objects only) refuses.
+            guard let parsed = JSONValue.parse(answer) else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
+            let root = PayloadNode(value: parsed, path: "", provider: .pxp)
+            let candidates: [PayloadNode]
+            if case .array? = root.value {
+                candidates = try root.elements()
+            } else if let list = PayloadNode.firstPresent(root["transactions"], root["items"], root["data"]) {
+                candidates = try list.elements()
+            } else {
+                _ = try root["state"].requiredString()
+                candidates = [root]
+            }
+            if candidates.isEmpty { return [] }
+            let matches = try candidates.filter { node throws(PayloadError) in try node[field].string() == value }
+            guard !matches.isEmpty else { throw root.error(.unrecognizedValue) }
+            return matches
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
+
+    /// PXP's limit for `merchantTransactionId`, the idempotency key of a charge.
+    public static let maxMerchantTransactionIDLength = 50
 
     /// `2025-05-20T08:51:02.826Z`, UTC, rounded to the millisecond. Formatted by hand: creating
     /// an `ISO8601DateFormatter` per charge (ICU underneath) was a measurable share of a charge's
@@ -185,11 +214,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     static func chargeBody(
         merchant: String, site: String, merchantTransactionID: String, date: Date, credential: StoredCredential, amount: Money
     ) -> RequestJSON {
-        let model = switch credential.reason {
-        case .recurring: "MerchantInitiatedSubsequentRecurring"
-        case .resubmission: "MerchantInitiatedResubmission"
-        }
-        return .object([
+        .object([
             ("merchant", .string(merchant)),
             ("site", .string(site)),
             ("merchantTransactionId", .string(merchantTransactionID)),
@@ -197,13 +222,11 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
             ("transactionMethod", .object([
                 ("intent", .string("Purchase")), ("entryType", .string("Ecom")), ("fundingType", .string("Card")),
             ])),
+            // The request names the amount `transaction`; answers name it `transactionValue`.
             ("amounts", .object([("transaction", .number(amount.decimalString)), ("currencyCode", .string(amount.currency))])),
-            ("fundingData", .object([("card", .object([("gatewayTokenId", .string(credential.token))]))])),
+            PXPUnconfirmedFields.storedCard(credential),
             ("shopper", credential.shopperReference.map { .object([("id", .string($0))]) }),
-            ("recurring", .object([
-                ("processingModel", .string(model)),
-                ("previousTransactionReference", credential.previousTransactionReference.map(RequestJSON.string)),
-            ])),
+            PXPUnconfirmedFields.recurring(credential),
         ])
     }
 

@@ -3,15 +3,18 @@ import PayhookCore
 
 /// PXP Unity transaction answers → ``ChargeOutcome``: the one charge table for PXP.
 ///
-/// | `state`                 | `stateData.code`                 | outcome      |
-/// |-------------------------|----------------------------------|--------------|
-/// | `Authorised`, `Captured`| —                                | succeeded    |
-/// | `Pending`               | —                                | pending      |
-/// | `Refused`, `Rejected`   | in ``softDeclineCodes``          | declinedSoft |
-/// | `Refused`, `Rejected`   | any other code, or none          | declinedHard |
-/// | `Error`                 | —                                | declinedSoft |
-/// | `Cancelled`             | —                                | declinedHard |
-/// | any other word          | —                                | pending      |
+/// | `state`                                  | `stateData.code`        | outcome      |
+/// |------------------------------------------|-------------------------|--------------|
+/// | `Authorised`, `Approved`, `Updated`, `Captured`, `Executed`, `Confirmed`, `Refunded` | — | succeeded |
+/// | `Pending`                                | —                       | pending      |
+/// | `Refused`, `Rejected`                    | in ``softDeclineCodes`` | declinedSoft |
+/// | `Refused`, `Rejected`                    | any other code, or none | declinedHard |
+/// | `Error`                                  | —                       | declinedSoft |
+/// | `Cancelled`                              | —                       | declinedHard |
+/// | any other word                           | —                       | none: the answer is invalid |
+///
+/// The succeeded row is every state ``PXPStateMapping`` maps to authorized, captured or
+/// refunded (a charge refunded already was taken first).
 ///
 /// UNCONFIRMED: PXP publishes no list of refusal codes that we could find. The default soft
 /// set holds `CRD105` ("Not sufficient funds", seen in a PXP refusal payload) and the ISO 8583
@@ -23,8 +26,9 @@ import PayhookCore
 ///
 /// `Error` is soft: a technical failure says nothing against the card (the same judgement as
 /// Adyen's `Error` without a code). `Cancelled` is hard: the transaction was voided and
-/// nothing says it may pass later. A state payhook does not know means the transaction exists
-/// in an unclear state: pending makes the caller reconcile by ``PXPAPIClient/lookUpCharge(idempotencyKey:providerPaymentID:)``.
+/// nothing says it may pass later. A state outside PXP's enum has no outcome: the answer is
+/// reported as invalid, so the charge's outcome stays unknown, it is looked up again and
+/// retried with the same key, and dead-lettered if the word stays unknown; never guessed.
 public struct PXPChargeClassification: Sendable, Hashable {
     /// Refusal codes worth a later `MerchantInitiatedResubmission`.
     public var softDeclineCodes: Set<String>
@@ -39,16 +43,17 @@ public struct PXPChargeClassification: Sendable, Hashable {
     /// The table with the default soft codes.
     public static let standard = PXPChargeClassification()
 
-    /// The outcome of a transaction state and its refusal code (see the table above).
-    public func outcome(state: String, code: String?) -> ChargeOutcome {
+    /// The outcome of a transaction state and its refusal code (see the table above); nil for a
+    /// state outside PXP's enum.
+    public func outcome(state: String, code: String?) -> ChargeOutcome? {
         switch state {
-        case "Authorised", "Captured": .succeeded
+        case "Authorised", "Approved", "Updated", "Captured", "Executed", "Confirmed", "Refunded": .succeeded
         case "Pending": .pending
         case "Refused", "Rejected":
             if let code, softDeclineCodes.contains(code) { .declinedSoft } else { .declinedHard }
         case "Error": .declinedSoft
         case "Cancelled": .declinedHard
-        default: .pending
+        default: nil
         }
     }
 
@@ -56,7 +61,7 @@ public struct PXPChargeClassification: Sendable, Hashable {
     func result(_ transaction: PayloadNode) throws(PayloadError) -> ChargeResult {
         let state = try transaction["state"].requiredString()
         let code = try transaction["stateData"]["code"].string()
-        let outcome = outcome(state: state, code: code)
+        guard let outcome = outcome(state: state, code: code) else { throw transaction["state"].error(.unrecognizedValue) }
         return ChargeResult(
             outcome: outcome, providerPaymentID: try transaction["systemTransactionId"].requiredString(),
             providerStatus: state, declineCode: outcome == .declinedSoft || outcome == .declinedHard ? code : nil)

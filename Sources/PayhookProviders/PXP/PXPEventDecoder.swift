@@ -25,7 +25,8 @@ public struct PXPNotification: Sendable, Hashable {
 }
 
 /// Decodes PXP Unity webhook bodies
-/// (`{"eventCategory","eventDate","eventData":{…},"eventOwner":{…}}`).
+/// (`{"eventCategory","eventDate","eventData":{…},"eventOwner":{…}}`, or a JSON array of such
+/// events: ``decodeAll(body:)``).
 ///
 /// Token event fields are UNCONFIRMED by public docs; the decoder reads the token vault API's
 /// names: the token from `gatewayTokenId`, `tokenId` or `schemeTokenId`; last four digits
@@ -35,9 +36,31 @@ public struct PXPNotification: Sendable, Hashable {
 public enum PXPEventDecoder {
     /// - Parameter body: the raw request body.
     /// - Throws: ``PayloadError`` when the body is not a JSON object, `eventCategory` is
-    ///   missing, or a Transaction/Token event lacks `eventData`, its id or its state.
+    ///   missing, a Transaction/Token event lacks `eventData`, its id or its state, or a
+    ///   Transaction's state is not in ``PXPStateMapping``.
     public static func decode(body: [UInt8]) throws(PayloadError) -> PXPNotification {
-        let root = try PayloadNode.parse(body, provider: .pxp)
+        try decode(try PayloadNode.parse(body, provider: .pxp))
+    }
+
+    /// Every event of a delivery: PXP posts a single event object or, as in its own "Process a
+    /// webhook" example, a JSON array of them. Each element is decoded on its own.
+    /// - Throws: ``PayloadError`` when the body is neither an object nor a non-empty array of
+    ///   objects, or any element fails ``decode(body:)``'s checks (its path is `[n]`-prefixed).
+    public static func decodeAll(body: [UInt8]) throws(PayloadError) -> [PXPNotification] {
+        guard let value = JSONValue.parse(body) else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
+        let root = PayloadNode(value: value, path: "", provider: .pxp)
+        guard case .array? = root.value else { return [try decode(body: body)] }
+        let elements = try root.elements()
+        guard !elements.isEmpty else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
+        var notifications: [PXPNotification] = []
+        for element in elements {
+            guard case .object? = element.value else { throw element.error(.invalidField) }
+            notifications.append(try decode(element))
+        }
+        return notifications
+    }
+
+    static func decode(_ root: PayloadNode) throws(PayloadError) -> PXPNotification {
         let category = try root["eventCategory"].requiredString()
         let eventDate = root["eventDate"].date()
         let ownerNode = root["eventOwner"]
@@ -55,12 +78,11 @@ public enum PXPEventDecoder {
         case "Transaction":
             guard case .object? = data.value else { throw data.error(.missingField) }
             guard let state else { throw data["state"].error(.missingField) }
-            if let status = PXPStateMapping.paymentStatus(state) {
-                event = .payment(try PXPTransactionDecoder.snapshot(
-                    data, state: state, status: status, account: owner?.merchant, occurredAt: eventDate))
-            } else {
-                event = .unknown(provider: .pxp, eventType: "Transaction." + state, reference: systemID)
-            }
+            // A state outside PXP's enum is an error, not an unknown event: the delivery is
+            // retried (a release may learn the word) and dead-lettered, never guessed.
+            guard let status = PXPStateMapping.paymentStatus(state) else { throw data["state"].error(.unrecognizedValue) }
+            event = .payment(try PXPTransactionDecoder.snapshot(
+                data, state: state, status: status, account: owner?.merchant, occurredAt: eventDate))
         case "Token":
             guard case .object? = data.value else { throw data.error(.missingField) }
             event = try tokenEvent(data, account: owner?.merchant, occurredAt: eventDate)

@@ -3,30 +3,37 @@ import PayhookCore
 /// PXP Unity transaction states and token statuses → canonical values: the one mapping table
 /// for PXP.
 ///
-/// | state        | canonical   | source                                                        |
-/// |--------------|-------------|---------------------------------------------------------------|
-/// | Authorised   | authorized  | webhook and transactions API                                  |
-/// | Captured     | captured    | webhook and transactions API                                  |
-/// | Cancelled    | canceled    | webhook and transactions API                                  |
-/// | Refused      | declined    | webhook and transactions API                                  |
-/// | Error        | failed      | webhook and transactions API                                  |
-/// | Pending      | pending     | transactions API enum; meaning UNCONFIRMED                     |
-/// | Rejected     | declined    | transactions API enum; meaning UNCONFIRMED                     |
-/// | Refunded     | refunded    | transactions API enum; partial vs full UNCONFIRMED             |
+/// All twelve states of the transactions API's `state` enum (PROVIDERS.md). The
+/// `stateData.code` (`CRDnnn`) travels beside the state as the payment's status detail.
 ///
-/// `Executed`, `Confirmed`, `Updated` and `Approved` also appear in the API's enum, apparently
-/// for other intents (payouts, verifications); they map to `nil` so that the webhook decoder
-/// stores them as unknown and the transaction decoder reports them, instead of guessing.
+/// | state        | canonical   | reading                                                     |
+/// |--------------|-------------|-------------------------------------------------------------|
+/// | Authorised   | authorized  | approved by the issuer, funds held                          |
+/// | Approved     | authorized  | approved, not yet captured                                  |
+/// | Updated      | authorized  | an authorisation changed (amount, expiry), still held       |
+/// | Captured     | captured    | funds taken                                                 |
+/// | Executed     | captured    | the operation was carried out: the money moved              |
+/// | Confirmed    | captured    | the acquirer confirmed the capture                          |
+/// | Pending      | pending     | no final answer yet                                         |
+/// | Refused      | declined    | declined by the issuer or the acquirer                      |
+/// | Rejected     | declined    | rejected by PXP before reaching the issuer (risk, validation) |
+/// | Cancelled    | canceled    | voided before capture                                       |
+/// | Error        | failed      | a technical failure                                         |
+/// | Refunded     | refunded    | refunded (partial vs full comes from the amounts)           |
+///
+/// The meanings of Approved, Updated, Executed and Confirmed are payhook's reading of their
+/// names (PXP publishes the enum, not a description per value): UNCONFIRMED. Any other word,
+/// including a differently cased one, maps to `nil`: the webhook decoder and the transaction
+/// decoder then throw, so the event is retried and dead-lettered, never guessed.
 enum PXPStateMapping {
     static func paymentStatus(_ state: String) -> PaymentStatus? {
         switch state {
-        case "Authorised": .authorized
-        case "Captured": .captured
-        case "Cancelled": .canceled
-        case "Refused": .declined
-        case "Error": .failed
+        case "Authorised", "Approved", "Updated": .authorized
+        case "Captured", "Executed", "Confirmed": .captured
         case "Pending": .pending
-        case "Rejected": .declined
+        case "Refused", "Rejected": .declined
+        case "Cancelled": .canceled
+        case "Error": .failed
         case "Refunded": .refunded
         default: nil
         }

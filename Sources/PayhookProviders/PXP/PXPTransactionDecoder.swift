@@ -16,7 +16,11 @@ public enum PXPTransactionDecoder {
     ///   `state` is missing; an amount is malformed or has no currency; or the state is not in
     ///   ``PXPStateMapping``.
     public static func decode(_ transactionJSON: [UInt8]) throws(PayloadError) -> PaymentSnapshot {
-        let root = try PayloadNode.parse(transactionJSON, provider: .pxp)
+        try decode(try PayloadNode.parse(transactionJSON, provider: .pxp))
+    }
+
+    /// One transaction of a lookup's answer.
+    static func decode(_ root: PayloadNode) throws(PayloadError) -> PaymentSnapshot {
         let state = try root["state"].requiredString()
         guard let status = PXPStateMapping.paymentStatus(state) else {
             throw root["state"].error(.unrecognizedValue)
