@@ -13,7 +13,7 @@ import Testing
 /// PostgreSQL: the real processor, charge, fulfillment and callback handlers, scheduler, rescuer
 /// and dead-letter operations, driven one step at a time by a random schedule of what happens in
 /// production (webhooks late, twice and out of order; provider timeouts after executing, 5xx
-/// and declines; workers that crash mid-job; operators replaying anything, twice; pauses,
+/// and declines; keys the providers forget after their window; workers that crash mid-job; operators replaying anything, twice; pauses,
 /// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment). Then it
 /// checks, from the emulator's ledger and the database, the invariants money depends on.
 ///
@@ -214,9 +214,18 @@ struct MoneySimulation {
                 report.steps.append(crash ? "worker crashes mid-job" : "worker runs jobs")
                 try await runJobs(world, limit: random.int(1...6), crashOne: crash)
             case 40..<52:
-                let hours = random.int(1...60)
-                world.clock.advance(by: Double(hours) * 3_600)
-                report.steps.append("time +\(hours)h")
+                if random.chance(15) {
+                    // Eight days pass at once: longer than every provider keeps an idempotency
+                    // key, so the providers forget every key sent so far (each is now older than
+                    // its window by payhook's clock too). A resend would now charge again.
+                    world.clock.advance(by: 8 * 86_400)
+                    world.emulator.forgetIdempotencyKeys()
+                    report.steps.append("time +8d, providers forget their keys")
+                } else {
+                    let hours = random.int(1...60)
+                    world.clock.advance(by: Double(hours) * 3_600)
+                    report.steps.append("time +\(hours)h")
+                }
                 try await world.scheduler.tick(now: world.clock.now)
             case 52..<60:
                 guard let provider = random.pick(ProviderID.allCases) else { break }

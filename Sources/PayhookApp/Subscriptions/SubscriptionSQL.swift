@@ -137,23 +137,18 @@ enum SubscriptionSQL {
         """
 
     /// Everything one attempt needs, by its idempotency key.
-    static let loadCharge = """
+    static let loadCharge = selectLoaded + " WHERE c.idempotency_key = $1"
+
+    /// A charge with its subscription and token, as `ChargeRecurringHandler.Loaded` reads it.
+    private static let selectLoaded = """
         SELECT \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
                s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
                t.shopper_reference, t.customer_id, t.status AS token_status, \(chargeContextColumns)
         FROM charges c JOIN subscriptions s ON s.id = c.subscription_id JOIN vault_tokens t ON t.id = s.vault_token_id
-        WHERE c.idempotency_key = $1
         """
 
     /// `loadCharge` by charge id, the charge row locked: what `charges resolve` decides on.
-    static let lockChargeByID = """
-        SELECT \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
-               s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
-               t.shopper_reference, t.customer_id, t.status AS token_status
-        FROM charges c JOIN subscriptions s ON s.id = c.subscription_id JOIN vault_tokens t ON t.id = s.vault_token_id
-        WHERE c.id = $1
-        FOR UPDATE OF c
-        """
+    static let lockChargeByID = selectLoaded + " WHERE c.id = $1 FOR UPDATE OF c"
 
     /// Committed before the provider is called. Freezes the previous transaction reference at the
     /// first call so every retry of this key sends the same request. $1 id, $2 the handler's
