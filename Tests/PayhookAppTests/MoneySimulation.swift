@@ -230,7 +230,11 @@ struct MoneySimulation {
             case 52..<60:
                 guard let provider = random.pick(ProviderID.allCases) else { break }
                 switch random.int(0...4) {
-                case 0: world.emulator.failCharges(provider, with: .timeout(after: .milliseconds(900)))
+                case 0:
+                    // The answer of an executed charge is lost, and the provider stays down for a
+                    // while: the charge is unknown until long after.
+                    world.emulator.failCharges(provider, with: .timeout(after: .milliseconds(900)))
+                    world.emulator.failCharges(provider, next: random.int(0...8), with: .status(503))
                 case 1: world.emulator.failCharges(provider, with: .status(503))
                 case 2: world.emulator.script(provider, [.declined(code: provider.softDeclineCode)])
                 case 3: world.emulator.script(provider, [.declined(code: provider.hardDeclineCode)])
