@@ -419,6 +419,16 @@ struct MoneySimulation {
             let key: String = try row.decode("idempotency_key")
             expect(false, "charge \(key) skipped silently")
         }
+        // 4b. Every cycle the scheduler passed has a charge or was reported skipped.
+        let missing = try await pool.query("""
+            SELECT s.id, g.cycle FROM subscriptions s CROSS JOIN LATERAL generate_series(1, s.cycle - 1) AS g(cycle)
+            WHERE NOT EXISTS (SELECT 1 FROM charges c WHERE c.subscription_id = s.id AND c.cycle = g.cycle)
+              AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m
+                              WHERE m.subscription_id = s.id AND m.type = 'subscription.cycles_skipped'
+                                AND g.cycle BETWEEN (m.body::jsonb -> 'data' ->> 'first_cycle')::int
+                                                AND (m.body::jsonb -> 'data' ->> 'last_cycle')::int)
+            """).rows
+        expect(missing.isEmpty, "\(missing.count) cycles passed with neither a charge nor a report")
         // 5. Orders: fulfilled only when paid exactly; every reversal after order.paid reported.
         for order in orders {
             let record = try await world.orders.order(id: order.id)

@@ -39,6 +39,22 @@ struct SubscriptionLifecycleTests {
         #expect(harness.emulator.executed(.adyen).count == 1)
     }
 
+    @Test("cycles that fell due while paused are not charged after resuming, and one subscription.cycles_skipped names them")
+    func resumeReportsPausedCycles() async throws {
+        let harness = try await SubscriptionHarness.make("life_resume_skips", emulator: false)
+        defer { harness.stop() }
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen), every: 1, unit: .day)
+        try await harness.scheduler().tick(now: harness.clock.now)
+        _ = try await harness.operations.pause(id: id, by: OperatorAction(actor: "ops"))
+        harness.clock.advance(by: 3 * 86_400 + 60)  // cycles 2, 3 and 4 fall due while paused
+        #expect(try await harness.scheduler().tick(now: harness.clock.now) == 0)
+        _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "ops"))
+        #expect(try await harness.subscription(id).cycle == 5)
+        #expect(try await callbackTypes(harness, id) == ["subscription.cycles_skipped"])
+        let body = try await harness.text("SELECT body AS v FROM merchant_callbacks WHERE subscription_id = $1", [.int(id)])
+        #expect(body?.contains(#""first_cycle":2,"last_cycle":4,"count":3"#) == true, "\(body ?? "")")
+    }
+
     @Test("a dunning retry waiting when the subscription is paused runs after resume at its own due time, not earlier")
     func dunningWaitsForItsDueTime() async throws {
         let harness = try await SubscriptionHarness.make("life_pause_dunning")

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookPostgres
+import PayhookQueue
 
 /// Creates, lists, shows, cancels, pauses and resumes subscriptions: the one implementation
 /// behind `payhook subscriptions` and the admin API's `/v1/subscriptions`.
@@ -142,7 +143,8 @@ struct SubscriptionOperations: Sendable {
     }
 
     /// Charges again, from the first cycle due at or after now: cycles that fell due while it
-    /// was paused or past due are not charged (and count toward `max_cycles`). Attempts of cycles
+    /// was paused or past due are not charged (and count toward `max_cycles`); one
+    /// `subscription.cycles_skipped` callback names them. Attempts of cycles
     /// that fell due before the pause, which waited meanwhile, run now.
     /// - Throws: `.invalidArgument` (field `vault_token`) when its token is not active;
     ///   `.conflict` when canceled or completed (resuming an active one changes nothing).
@@ -168,6 +170,14 @@ struct SubscriptionOperations: Sendable {
                 }
                 try await connection.query(SubscriptionSQL.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
                 try await connection.query(SubscriptionSQL.wakeWaitingCharges, [.int(id), .timestamptz(now)])
+                if cycle > subscription.cycle {
+                    // Cycles that fell due while it was not active are not charged; the merchant is told.
+                    try await MerchantCallbackOutbox(queue: JobQueue(pool: pool)).enqueue(SubscriptionScheduler.skippedCallback(
+                        subscriptionID: id, reference: subscription.reference, amountMinor: subscription.amountMinor,
+                        currency: subscription.currency, cycles: subscription.cycle...(cycle - 1),
+                        reason: "fell due while the subscription was \(subscription.status.rawValue); not charged after resuming",
+                        at: now), on: connection)
+                }
                 return true
             }
         }

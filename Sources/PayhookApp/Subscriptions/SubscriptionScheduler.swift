@@ -189,23 +189,21 @@ final class SubscriptionScheduler: Sendable {
         var stillDue = false
     }
 
-    /// `subscription.cycles_skipped`: missed cycles that will not be charged, so the merchant
-    /// can settle them another way. The webhook-id names the range, so a replayed batch is one fact.
-    static func skippedCallback(_ due: DueSubscription, reference: String, cycles: ClosedRange<Int>,
-                                catchUp: SubscriptionSettings.CatchUp, at now: Date) -> MerchantCallback {
-        let reason = catchUp == .latest
-            ? "PAYHOOK_SCHEDULER_CATCH_UP=latest charges only the latest missed cycle"
-            : "more cycles fell due at once than PAYHOOK_SCHEDULER_MAX_CATCH_UP allows; the latest are charged"
-        return MerchantCallback(
-            webhookID: "subscription.cycles_skipped:\(due.id):c\(cycles.lowerBound)-c\(cycles.upperBound)",
+    /// `subscription.cycles_skipped`: cycles that fell due and will not be charged, so the
+    /// merchant can settle them another way. The webhook-id names the range, so a replayed batch
+    /// is one fact.
+    static func skippedCallback(subscriptionID: Int64, reference: String, amountMinor: Int64, currency: String,
+                                cycles: ClosedRange<Int>, reason: String, at now: Date) -> MerchantCallback {
+        MerchantCallback(
+            webhookID: "subscription.cycles_skipped:\(subscriptionID):c\(cycles.lowerBound)-c\(cycles.upperBound)",
             type: "subscription.cycles_skipped",
             data: .object([
-                .init("subscription_id", .int(due.id)), .init("reference", .string(reference)),
+                .init("subscription_id", .int(subscriptionID)), .init("reference", .string(reference)),
                 .init("first_cycle", .int(Int64(cycles.lowerBound))), .init("last_cycle", .int(Int64(cycles.upperBound))),
                 .init("count", .int(Int64(cycles.count))), .init("reason", .string(reason)),
-                .init("amount", .object([.init("value", .int(due.amountMinor)), .init("currency", .string(due.currency))])),
+                .init("amount", .object([.init("value", .int(amountMinor)), .init("currency", .string(currency))])),
             ]),
-            orderID: nil, subscriptionID: due.id, url: nil, occurredAt: now)
+            orderID: nil, subscriptionID: subscriptionID, url: nil, occurredAt: now)
     }
 
     private func scheduleBatch(now: Date) async throws -> BatchResult {
@@ -237,9 +235,12 @@ final class SubscriptionScheduler: Sendable {
                                      endAt: due.endAt, now: now, catchUp: catchUp, maxCatchUp: maxCatchUp)
                 if let skipped = plan.skipped {
                     result.skipped += skipped.count
-                    try await MerchantCallbackOutbox(queue: queue).enqueue(
-                        Self.skippedCallback(due, reference: try row.decode("reference"), cycles: skipped, catchUp: catchUp, at: now),
-                        on: connection)
+                    let reason = catchUp == .latest
+                        ? "PAYHOOK_SCHEDULER_CATCH_UP=latest charges only the latest missed cycle"
+                        : "more cycles fell due at once than PAYHOOK_SCHEDULER_MAX_CATCH_UP allows; the latest are charged"
+                    try await MerchantCallbackOutbox(queue: queue).enqueue(Self.skippedCallback(
+                        subscriptionID: due.id, reference: try row.decode("reference"), amountMinor: due.amountMinor,
+                        currency: due.currency, cycles: skipped, reason: reason, at: now), on: connection)
                 }
                 for charge in plan.charges {
                     let key = Charge.idempotencyKey(namespace: namespace, subscriptionID: due.id, cycle: charge.cycle, attempt: 1)
