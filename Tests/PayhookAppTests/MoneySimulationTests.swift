@@ -5,7 +5,7 @@ import Testing
 
 /// The money simulation (`MoneySimulation`) over a fixed set of seeds in every test run, and
 /// over as many random seeds as `PAYHOOK_SIMULATE_SEEDS` asks for when `bench/simulate` runs it.
-@Suite("Money simulation", .serialized, .timeLimit(.minutes(10)))
+@Suite("Money simulation", .serialized)
 struct MoneySimulationTests {
     /// Seeds every test run replays; a seed that once found a defect is added here. 1008, 1036
     /// and 1043 charge a cycle twice when the idempotency window is ignored (a key re-sent after
@@ -33,7 +33,8 @@ struct MoneySimulationTests {
         "seed \(report.seed): \(report.violations.joined(separator: "; "))\n  replay: PAYHOOK_SIMULATE_SEED=\(report.seed) bench/simulate\n  steps: \(report.steps.joined(separator: ", "))"
     }
 
-    @Test("every fixed seed keeps the money invariants: one approved charge per cycle, nothing approved lost, no silent skip, exact fulfillment, every reversal reported, nothing stuck")
+    @Test("every fixed seed keeps the money invariants: one approved charge per cycle, nothing approved lost, no silent skip, exact fulfillment, every reversal reported, nothing stuck",
+          .timeLimit(.minutes(10)))
     func fixedSeeds() async throws {
         let result = try await run(Self.fixedSeeds, label: "sim_fixed")
         #expect(result.checks > result.runs * 5)
@@ -41,7 +42,8 @@ struct MoneySimulationTests {
     }
 
     @Test("random seeds for bench/simulate", .enabled(if: ProcessInfo.processInfo.environment["PAYHOOK_SIMULATE_SEEDS"] != nil
-                                                      || ProcessInfo.processInfo.environment["PAYHOOK_SIMULATE_SEED"] != nil))
+                                                      || ProcessInfo.processInfo.environment["PAYHOOK_SIMULATE_SEED"] != nil),
+          .timeLimit(.minutes(600)))
     func randomSeeds() async throws {
         let environment = ProcessInfo.processInfo.environment
         let seeds: [UInt64]
