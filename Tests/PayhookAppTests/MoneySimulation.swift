@@ -104,19 +104,9 @@ struct MoneySimulation {
         let clock = TestClock(SubscriptionHarness.epoch)
         let emulator = try ProviderEmulator()
         try emulator.start()
-        let credentials = emulator.configuration
-        let http = CurlHTTPClient(maxConcurrent: 16)
         // A short deadline: an emulated "timeout after executing" costs this much real time.
-        let timeout = Duration.milliseconds(400)
-        let clients = PaymentProviderClients([
-            MercadoPagoAPIClient(baseURL: emulator.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
-                                 http: http, timeout: timeout),
-            AdyenAPIClient(baseURL: emulator.baseURL(for: .adyen), apiKey: credentials.adyenAPIKey,
-                           merchantAccount: credentials.adyenMerchantAccount, http: http, timeout: timeout),
-            PXPAPIClient(baseURL: emulator.baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
-                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
-                         http: http, timeout: timeout),
-        ])
+        let http = CurlHTTPClient(maxConcurrent: 16)
+        let clients = emulator.clients(http: http, timeout: .milliseconds(400))
         let queue = JobQueue(pool: pool, retryPolicy: RetryPolicy(base: .milliseconds(100), maximum: .seconds(1), jitter: 0),
                              unitRandom: { 1 })
         let endpoint = try MerchantEndpoint()

@@ -29,17 +29,7 @@ struct SubscriptionHarness: Sendable {
         let pool = PostgresPool(conninfo: database.url, maxConnections: 8, acquireTimeout: .seconds(60))
         let emulatorInstance = try ProviderEmulator()
         if emulator { try emulatorInstance.start() }
-        let credentials = emulatorInstance.configuration
-        let http = URLSessionHTTPClient(maxConcurrent: 32)
-        let clients = PaymentProviderClients([
-            MercadoPagoAPIClient(baseURL: emulatorInstance.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
-                                 http: http, timeout: clientTimeout),
-            AdyenAPIClient(baseURL: emulatorInstance.baseURL(for: .adyen), apiKey: credentials.adyenAPIKey,
-                           merchantAccount: credentials.adyenMerchantAccount, http: http, timeout: clientTimeout),
-            PXPAPIClient(baseURL: emulatorInstance.baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
-                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
-                         http: http, timeout: clientTimeout),
-        ])
+        let clients = emulatorInstance.clients(http: URLSessionHTTPClient(maxConcurrent: 32), timeout: clientTimeout)
         // Backoff pinned to its minimum so "retry later" is a second, not a guess.
         let queue = JobQueue(pool: pool, retryPolicy: RetryPolicy(base: .milliseconds(100), maximum: .seconds(1), jitter: 0),
                              unitRandom: { 1 })
@@ -164,6 +154,20 @@ struct SubscriptionHarness: Sendable {
 
 /// Per-provider emulator controls and decline codes, so one test body serves all three.
 extension ProviderEmulator {
+    /// The real provider clients, pointed at this emulator with its credentials.
+    func clients(http: any HTTPClient, timeout: Duration) -> PaymentProviderClients {
+        let credentials = configuration
+        return PaymentProviderClients([
+            MercadoPagoAPIClient(baseURL: baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
+                                 http: http, timeout: timeout),
+            AdyenAPIClient(baseURL: baseURL(for: .adyen), apiKey: credentials.adyenAPIKey,
+                           merchantAccount: credentials.adyenMerchantAccount, http: http, timeout: timeout),
+            PXPAPIClient(baseURL: baseURL(for: .pxp), clientID: credentials.pxpClientID, tokenID: credentials.pxpTokenID,
+                         tokenValue: credentials.pxpTokenValue, merchant: credentials.pxpMerchant, site: credentials.pxpSite,
+                         http: http, timeout: timeout),
+        ])
+    }
+
     func script(_ provider: ProviderID, _ results: [EmulatedChargeResult]) {
         switch provider {
         case .mercadopago: mercadoPago.scriptCharges(results)
