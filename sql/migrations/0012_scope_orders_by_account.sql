@@ -7,7 +7,9 @@ CREATE UNIQUE INDEX orders_merchant_reference ON orders (provider, account, merc
 
 -- payments.account (and that of orders a webhook created) was the payload's merchant account
 -- (Adyen merchantAccountCode); it is now the payhook account whose route delivered the row,
--- taken from the first delivery that wrote it. Rows already stored get the same.
+-- taken from the first delivery that wrote it. Rows already stored get the same. This rewrites
+-- every payment in one transaction (payments being processed wait for it): on a large table,
+-- migrate in a quiet hour.
 UPDATE payments p
 SET account = coalesce((SELECT e.account FROM payment_events pe JOIN inbound_events e ON e.id = pe.inbound_event_id
                         WHERE pe.payment_id = p.id ORDER BY pe.id LIMIT 1), '');
