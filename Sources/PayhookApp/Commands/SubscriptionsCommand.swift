@@ -194,7 +194,7 @@ enum SubscriptionsCommand {
         if let end = subscription.endAt { out += "  ends        \(JSONDocument.format(end))\n" }
         out += "charges (\(detail.charges.count))\n"
         for charge in detail.charges {
-            out += "  cycle \(charge.cycle) attempt \(charge.attempt)  \(charge.status)  key \(charge.idempotencyKey)"
+            out += "  charge \(charge.id)  cycle \(charge.cycle) attempt \(charge.attempt)  \(charge.status)  key \(charge.idempotencyKey)"
             if let payment = charge.providerPaymentID { out += "  payment \(payment)" }
             if let code = charge.declineCode { out += "  decline \(code)" }
             out += "  due \(JSONDocument.format(charge.scheduledAt))\n"

@@ -48,7 +48,7 @@ struct ChargeOperations: Sendable {
         }
         let paymentID = providerPaymentID?.trimmingCharacters(in: .whitespaces)
         if resolution == .succeeded, paymentID?.isEmpty ?? true {
-            throw .invalid("provider_payment_id", "a success needs the provider's payment id (--provider-payment-id)")
+            throw .invalid("provider_payment_id", "a success needs the provider's payment id")
         }
         let settings = self.settings
         let queue = self.queue
