@@ -21,5 +21,8 @@ SET merchant_reference = CASE WHEN coalesce(c.provider, t.provider) = 'pxp' THEN
                               ELSE s.reference || '-c' || c.cycle END
 FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
 WHERE s.id = c.subscription_id;
-CREATE INDEX charges_open_reference ON charges (provider, merchant_reference) WHERE status IN ('pending', 'unknown');
+-- Not partial on the open statuses: the planner then took it for the settlement statements'
+-- "status IN ('pending', 'unknown')" and scanned every open charge per batch (bench/charges:
+-- 935 charges/s against 2,218 without the index).
+CREATE INDEX charges_merchant_reference ON charges (provider, merchant_reference);
 CREATE INDEX payments_merchant_reference ON payments (provider, merchant_reference) WHERE merchant_reference IS NOT NULL;
