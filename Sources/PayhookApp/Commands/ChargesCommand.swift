@@ -48,12 +48,10 @@ enum ChargesCommand {
                             id: id, as: resolution, providerPaymentID: parsed.values["--provider-payment-id"], by: action)
                         print(parsed.flags.contains("--json") ? outcome.json.rendered : outcome.effect)
                         return 0
-                    } catch let error as OperationsError {
-                        let option = ["note": "--note", "provider_payment_id": "--provider-payment-id", "id": "ID"]
-                        FileHandle.standardError.write(Data("payhook: \(error.field.flatMap { option[$0] }.map { "\($0): " } ?? "")\(error.message)\n".utf8))
-                        return error.code == .invalidArgument || error.code == .unprocessable ? 2 : 1
                     } catch {
-                        return PayhookCLI.fail(String(describing: error))
+                        return OperationsError.wrapping(error).reportOnCommandLine(optionForField: [
+                            "note": "--note", "provider_payment_id": "--provider-payment-id", "id": "ID",
+                        ])
                     }
                 }
             }

@@ -181,3 +181,14 @@ public enum PayhookCLI {
         return status
     }
 }
+
+extension OperationsError {
+    /// Prints the failure on standard error, naming the command-line option that fed `field`
+    /// (`--start-at: …`), and returns the exit status: 2 for input that is invalid or that a rule
+    /// refuses, 1 for anything else (the database, a conflict, a missing row).
+    func reportOnCommandLine(optionForField: [String: String]) -> Int32 {
+        let option = field.flatMap { optionForField[$0] }
+        FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(message)\n".utf8))
+        return code == .invalidArgument || code == .unprocessable ? 2 : 1
+    }
+}

@@ -229,10 +229,7 @@ enum SubscriptionsCommand {
             do {
                 return try await body(SubscriptionOperations(pool: pool))
             } catch {
-                let failure = OperationsError.wrapping(error)
-                let option = failure.field.flatMap { optionForField[$0] }
-                FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(failure.message)\n".utf8))
-                return failure.code == .invalidArgument || failure.code == .unprocessable ? 2 : 1
+                return OperationsError.wrapping(error).reportOnCommandLine(optionForField: optionForField)
             }
         }
     }

@@ -233,7 +233,7 @@ struct ChargeRecurringHandler: JobHandler {
         let key = charge.idempotencyKey
         // Another worker may hold the job once its lease is gone: send nothing then.
         guard JobLease.current?.isHeld ?? true else {
-            return .retry(error: "not sent: the job's lease is lost or about to end")
+            return .retry(error: "not sent: \(JobLeaseExpired())")
         }
         let previous: String?
         if marked {
@@ -268,7 +268,7 @@ struct ChargeRecurringHandler: JobHandler {
         } catch let error as ProviderAPIError {
             return try await recordFailure(error, loaded)
         } catch is JobLeaseExpired {
-            return .retry(error: "not sent: the job's lease is lost or about to end")
+            return .retry(error: "not sent: \(JobLeaseExpired())")
         }
         try await afterProviderCall?(key)
         return try await record(result, loaded)
