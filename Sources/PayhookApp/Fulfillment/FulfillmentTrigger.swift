@@ -70,36 +70,32 @@ struct FulfillmentTrigger: Sendable {
     static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment,
                                   paidStatuses: [String]) -> [MerchantCallback] {
         var callbacks: [MerchantCallback] = []
-        let data = JSONDocument.object([
-            .init("order_id", .int(order.id)),
-            .init("merchant_reference", .optional(order.merchantReference)),
-            .init("provider", .string(order.provider)),
-            .init("payment", order.paymentJSON(payment)),
-        ])
+        // What every reversal callback says, with `extra` members before the payment.
+        func data(_ extra: [JSONDocument.Member] = []) -> JSONDocument {
+            .object([
+                .init("order_id", .int(order.id)),
+                .init("merchant_reference", .optional(order.merchantReference)),
+                .init("provider", .string(order.provider)),
+            ] + extra + [.init("payment", order.paymentJSON(payment))])
+        }
         if payment.refundedMinor > 0 || payment.status == "refunded" || payment.status == "partially_refunded" {
             let fact = payment.refundedMinor > 0 ? String(payment.refundedMinor) : payment.status
             callbacks.append(MerchantCallback(
-                webhookID: "order.refunded.\(order.id).\(payment.id).\(fact)", type: "order.refunded", data: data,
+                webhookID: "order.refunded.\(order.id).\(payment.id).\(fact)", type: "order.refunded", data: data(),
                 orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
         }
         let explained: Set<String> = ["refunded", "partially_refunded", "charged_back"]
         if !paidStatuses.contains(payment.status), !explained.contains(payment.status), payment.refundedMinor == 0 {
             callbacks.append(MerchantCallback(
                 webhookID: "order.payment_reversed.\(order.id).\(payment.id).\(payment.status)", type: "order.payment_reversed",
-                data: JSONDocument.object([
-                    .init("order_id", .int(order.id)),
-                    .init("merchant_reference", .optional(order.merchantReference)),
-                    .init("provider", .string(order.provider)),
-                    .init("reason", .string(payment.status)),
-                    .init("payment", order.paymentJSON(payment)),
-                ]),
+                data: data([.init("reason", .string(payment.status))]),
                 orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
         }
         let openDisputes = payment.chargebacks - payment.chargebackReversals
         if payment.status == "charged_back" || openDisputes > 0 {
             callbacks.append(MerchantCallback(
                 webhookID: "order.charged_back.\(order.id).\(payment.id).\(max(payment.chargebacks, 1))",
-                type: "order.charged_back", data: data, orderID: order.id, subscriptionID: nil, url: order.callbackURL,
+                type: "order.charged_back", data: data(), orderID: order.id, subscriptionID: nil, url: order.callbackURL,
                 occurredAt: payment.updatedAt))
         }
         return callbacks

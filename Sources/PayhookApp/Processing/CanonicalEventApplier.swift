@@ -171,8 +171,7 @@ struct CanonicalEventApplier: Sendable {
         var next = outcome.state
         if next.orderID == nil { next.orderID = resolvedOrderID }
         // The account of the first delivery that wrote the payment, never the payload's word.
-        next.account = stored == nil || stored?.state.account == nil ? (source.account.isEmpty ? nil : source.account)
-            : stored?.state.account
+        next.account = stored?.state.account ?? (source.account.isEmpty ? nil : source.account)
         let status = next.status ?? .pending
         next.status = status
 
