@@ -59,8 +59,10 @@ struct FulfillOrderHandler: JobHandler {
         let beforeCommit = self.beforeCommit
         let outcome: JobOutcome = try await pool.transaction { connection in
             // Serialize with the processor before taking the row: the advisory locks it takes for
-            // this order's payments, in its sorted order. Without them a refund committed while
-            // this transaction is open cannot see its uncommitted order.paid and reports nothing.
+            // this order's payments, in its sorted order. A refund processed while this
+            // transaction is open must wait for order.paid to commit, or it reports nothing;
+            // without these locks only an incidental row lock (the foreign-key check of
+            // payment_events.order_id) would hold it back.
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
