@@ -39,9 +39,32 @@ let package = Package(
         .executableTarget(name: "payhook-emulator", dependencies: ["PayhookEmulator"], swiftSettings: swiftSettings),
         // Job queue: store, claim loop, retry policy, rescuer.
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
-        // Composition root.
+        // The application's features, dependencies pointing one way (each line may use those above it).
+        // Admin mechanics: the router, request and body helpers, authorization, errors, audit, JSON writer.
+        .target(name: "PayhookAdmin", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookCrypto"],
+                swiftSettings: swiftSettings),
+        // On-call operations: dead letters, replay, inbound reprocessing, retention, gauges.
+        .target(name: "PayhookOperations",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookQueue", "PayhookAdmin"],
+                swiftSettings: swiftSettings),
+        // Webhook ingress: verification, limits, group commit into inbound_events.
+        .target(name: "PayhookIngress",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
+                swiftSettings: swiftSettings),
+        // Processing, orders, fulfillment and merchant callbacks.
+        .target(name: "PayhookProcessing",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
+                               "PayhookQueue", "PayhookAdmin"],
+                swiftSettings: swiftSettings),
+        // Subscriptions, the scheduler and recurring charges.
+        .target(name: "PayhookSubscriptions",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                               "PayhookAdmin", "PayhookProcessing"],
+                swiftSettings: swiftSettings),
+        // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -72,7 +95,9 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
-                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue"],
+                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                                   "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
+                                   "PayhookSubscriptions"],
                     exclude: ["Scripts"], swiftSettings: swiftSettings),
     ]
 )

@@ -47,11 +47,3 @@ public struct RetryPolicy: Sendable, Hashable {
         exponent >= 1024 ? .infinity : Double(sign: .plus, exponent: Int(exponent), significand: 1)
     }
 }
-
-extension Duration {
-    /// The duration in seconds as a `Double`, for `make_interval(secs => …)` binds.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -2,6 +2,11 @@ import Foundation
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// The running admin listener checked against docs/admin-api.openapi.json: every answer's
 /// status is documented for its operation and its JSON body matches the documented schema, and

@@ -1,6 +1,11 @@
 import Foundation
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// The `payhook` command line as a user meets it: exit codes, where messages go, what they say.

@@ -5,6 +5,11 @@ import PayhookProviders
 import PayhookQueue
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// The batched statements of `charge_recurring`: first attempts marked together, successes
 /// settled together, and the one-by-one path taking over whatever a batch must not decide.

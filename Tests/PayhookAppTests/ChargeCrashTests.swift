@@ -5,6 +5,11 @@ import PayhookPostgres
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// The built `payhook serve` charging through the emulator, killed with SIGKILL after the
 /// provider executed a charge and before payhook recorded the answer.

@@ -6,6 +6,11 @@ import PayhookProviders
 import PayhookQueue
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A charge whose answer was lost may have taken the money. These tests hold payhook to the
 /// rule that it is settled from what is known (a stored webhook, the provider's lookup, an
@@ -238,7 +243,7 @@ struct ChargeReconciliationTests {
         var settings = ProcessorSettings()
         settings.pollInterval = .milliseconds(200)
         let processor = InboundEventProcessor(pool: harness.pool, conninfo: harness.database.url, clients: harness.clients,
-                                              settings: settings, logger: .silent)
+                                              hooks: .subscriptions, settings: settings, logger: .silent)
         let outcome = try await processor.processBatch()
         #expect(outcome.processed == 1, "\(outcome)")
     }

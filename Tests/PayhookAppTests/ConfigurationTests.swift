@@ -1,5 +1,10 @@
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 @testable import PayhookCore
 
 @Suite("Configuration")

@@ -1,6 +1,11 @@
 import Foundation
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// The key invariant, proven on the real binary: a 2xx is sent only after the commit, so

@@ -2,6 +2,11 @@ import Foundation
 import PayhookPostgres
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// While the database is unreachable ingress answers 503 (the provider retries), never 2xx;

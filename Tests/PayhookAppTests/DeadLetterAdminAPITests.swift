@@ -2,6 +2,11 @@ import Foundation
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// `/v1/dead-letters` on the admin listener: bearer token, JSON, stable error codes.
 @Suite("Dead letters on the admin API", .timeLimit(.minutes(2)))

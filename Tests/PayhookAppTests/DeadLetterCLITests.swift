@@ -5,6 +5,11 @@ import PayhookProviders
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// `payhook dead-letters` and `payhook inbound reprocess` as an on-call engineer runs them: the
 /// built binary against a fresh schema, judged by its output, exit code and the tables.

@@ -2,6 +2,11 @@ import Foundation
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Dead letters as the processor and the job queue leave them, written directly so that each
 /// test states exactly what the operator finds.

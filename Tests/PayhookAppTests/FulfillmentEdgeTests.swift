@@ -6,6 +6,11 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Fulfillment off the happy path: callbacks that failed and are replayed, payments whose facts
 /// arrive in any order, reversals after `order.paid`, a refund racing the fulfillment job, and

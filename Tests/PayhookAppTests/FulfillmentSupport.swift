@@ -9,6 +9,11 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A merchant's callback endpoint: records every request and answers the scripted statuses
 /// (then 200).
@@ -84,7 +89,7 @@ struct FulfillmentHarness: Sendable {
         let clock = processing.clock
         return InboundEventProcessor(
             pool: pool, conninfo: processing.database.url,
-            clients: PaymentProviderClients([processing.mercadoPago, processing.pxp]), settings: processorSettings,
+            clients: PaymentProviderClients([processing.mercadoPago, processing.pxp]), hooks: .subscriptions, settings: processorSettings,
             logger: .silent, fulfillment: settings, now: { clock.now }, jitter: { 0.5 })
     }
 

@@ -5,6 +5,11 @@ import PayhookQueue
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Fulfillment of paid orders", .timeLimit(.minutes(3)))
 struct FulfillmentTests {

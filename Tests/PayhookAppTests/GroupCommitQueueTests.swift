@@ -1,6 +1,11 @@
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import PayhookTestSupport
 
 @Suite("GroupCommitQueue")

@@ -2,6 +2,11 @@ import Foundation
 import PayhookCore
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Synchronization
 import Testing
 

@@ -4,6 +4,11 @@ import PayhookPostgres
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Inbound event writer against PostgreSQL")
 struct InboundEventWriterTests {

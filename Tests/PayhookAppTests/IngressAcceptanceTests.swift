@@ -2,6 +2,11 @@ import Foundation
 import PayhookCrypto
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// Valid deliveries end as exactly one durable `inbound_events` row, answered 200 only after

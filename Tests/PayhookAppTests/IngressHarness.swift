@@ -3,6 +3,11 @@ import PayhookCore
 import PayhookPostgres
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// A stored `inbound_events` row, as the tests look at it.

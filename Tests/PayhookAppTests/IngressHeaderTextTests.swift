@@ -2,6 +2,11 @@ import PayhookCore
 import PayhookProviders
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Ingress header text")
 struct IngressHeaderTextTests {

@@ -3,6 +3,11 @@ import PayhookCore
 import Synchronization
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// Method, media type and size limits, and one slow or oversized client never holding up a

@@ -1,6 +1,11 @@
 import Foundation
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// Mercado Pago signs no body, so any body travels under a valid signature. Whatever it

@@ -2,6 +2,11 @@ import Foundation
 import PayhookCrypto
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// A delivery that does not verify is never acknowledged (401) and never stored in

@@ -1,4 +1,10 @@
 @testable import PayhookApp
+@testable import PayhookCore
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Synchronization
 import Testing
 

@@ -1,5 +1,11 @@
 import Testing
 @testable import PayhookApp
+@testable import PayhookCore
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("MetricsRegistry")
 struct MetricsRegistryTests {

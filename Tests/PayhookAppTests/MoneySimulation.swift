@@ -8,6 +8,11 @@ import PayhookProviders
 import PayhookQueue
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A seeded, deterministic run of payhook's money paths against the provider emulator and a real
 /// PostgreSQL: the real processor, charge, fulfillment and callback handlers, scheduler, rescuer
@@ -117,7 +122,7 @@ struct MoneySimulation {
         var processorSettings = ProcessorSettings()
         processorSettings.retry.maxAttempts = 3
         let now: @Sendable () -> Date = { clock.now }
-        let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, settings: processorSettings,
+        let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
                                               logger: .silent, fulfillment: fulfillment, now: now, jitter: { 0.5 })
         let charge = ChargeRecurringHandler(pool: pool, queue: queue, clients: clients, settings: settings, metrics: nil,
                                             logger: .silent, now: now)

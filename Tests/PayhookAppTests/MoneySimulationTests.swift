@@ -2,6 +2,11 @@ import Foundation
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// The money simulation (`MoneySimulation`) over a fixed set of seeds in every test run, and
 /// over as many random seeds as `PAYHOOK_SIMULATE_SEEDS` asks for when `bench/simulate` runs it.

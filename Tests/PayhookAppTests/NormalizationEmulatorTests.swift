@@ -5,6 +5,11 @@ import PayhookHTTP
 import PayhookProviders
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Processing with the real HTTP clients against the in-repo provider emulator: what the other
 /// normalization suites check with in-memory fakes, here across real HTTP, credentials and faults.
@@ -34,7 +39,7 @@ struct NormalizationEmulatorTests {
         settings.retry.maxAttempts = 3
         let clock = harness.clock
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: clients, settings: settings,
+            pool: harness.pool, conninfo: harness.database.url, clients: clients, hooks: .subscriptions, settings: settings,
             logger: .silent, now: { clock.now }, jitter: { 0.5 })
         return Setup(harness: harness, emulator: emulator, processor: processor)
     }

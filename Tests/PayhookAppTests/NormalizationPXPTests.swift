@@ -3,6 +3,11 @@ import PayhookCore
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Normalization: PXP", .timeLimit(.minutes(3)))
 struct NormalizationPXPTests {

@@ -5,6 +5,11 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(2)))
 struct OnCallMaintenanceTests {
@@ -15,7 +20,7 @@ struct OnCallMaintenanceTests {
             ("select_letters", OperationsSQL.selectLetters), ("lock_letter", OperationsSQL.lockLetter),
             ("resolve_letter", OperationsSQL.resolveLetter), ("select_inbound", OperationsSQL.selectInboundEvent),
             ("select_job", OperationsSQL.selectJob), ("requeue_inbound", OperationsSQL.requeueInboundEvent),
-            ("requeue_job", OperationsSQL.requeueJob), ("insert_audit", OperationsSQL.insertAudit),
+            ("requeue_job", OperationsSQL.requeueJob), ("insert_audit", AuditTrail.insert),
             ("count_reprocessable", OperationsSQL.countReprocessable), ("reprocess_batch", OperationsSQL.reprocessBatch),
             ("delete_processed", OperationsSQL.deleteProcessedInbound), ("delete_rejected", OperationsSQL.deleteRejectedDeliveries),
             ("gauges", OperationsSQL.gauges), ("inbound_status", OperationsSQL.inboundEventStatus), ("job_state", OperationsSQL.jobState),

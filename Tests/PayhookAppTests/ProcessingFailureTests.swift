@@ -5,6 +5,11 @@ import PayhookProviders
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Processing: failures, retries, races and the run loop", .timeLimit(.minutes(3)))
 struct ProcessingFailureTests {

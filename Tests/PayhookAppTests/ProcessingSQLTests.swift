@@ -1,6 +1,11 @@
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 @Suite("Processing SQL", .timeLimit(.minutes(1)))
 struct ProcessingSQLTests {

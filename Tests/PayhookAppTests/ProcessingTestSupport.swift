@@ -6,6 +6,11 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A clock tests move by hand, so retry backoff is checked without sleeping.
 final class TestClock: Sendable {
@@ -103,7 +108,7 @@ struct ProcessingHarness: Sendable {
         settings.pollInterval = .milliseconds(200)
         let clock = self.clock
         return InboundEventProcessor(
-            pool: pool, conninfo: database.url, clients: PaymentProviderClients([mercadoPago, pxp]), settings: settings,
+            pool: pool, conninfo: database.url, clients: PaymentProviderClients([mercadoPago, pxp]), hooks: .subscriptions, settings: settings,
             logger: .silent, now: { clock.now }, jitter: { 0.5 })
     }
 

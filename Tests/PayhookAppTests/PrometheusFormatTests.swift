@@ -3,6 +3,11 @@ import PayhookCore
 import PayhookProviders
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A strict reader of the Prometheus text exposition format (0.0.4), written from the format's
 /// description rather than from our renderer, so the two can disagree.
@@ -174,7 +179,7 @@ struct PrometheusFormatTests {
         settings.retry.maxAttempts = 1  // the unparseable body dies on its first attempt
         let clock = harness.clock
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), settings: settings,
+            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), hooks: .subscriptions, settings: settings,
             logger: .silent, metrics: registry, now: { clock.now }, jitter: { 0.5 })
         try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "PSP-M1", code: "AUTHORISATION", value: 1000)))
         try await harness.insert(.adyen, "not json")

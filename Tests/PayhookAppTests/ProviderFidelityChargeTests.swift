@@ -7,6 +7,11 @@ import PayhookQueue
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// What each provider's reference says a merchant-initiated charge must carry, checked end to
 /// end: scheduler, charge jobs, the real clients, and the emulator, which refuses a request the

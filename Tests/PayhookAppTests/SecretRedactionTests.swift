@@ -1,5 +1,11 @@
 import Testing
 @testable import PayhookApp
+@testable import PayhookCore
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Secrets reach logs and crash reports through reflection as easily as through
 /// interpolation: `dump()` and `Mirror` list stored properties unless a type says otherwise.

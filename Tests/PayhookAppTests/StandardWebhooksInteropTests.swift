@@ -2,6 +2,11 @@ import Foundation
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Our callbacks checked by someone else's code: the reference `standardwebhooks` package from
 /// PyPI (installed by ops/test into a virtualenv named by `PAYHOOK_PYTHON_VERIFIER`).

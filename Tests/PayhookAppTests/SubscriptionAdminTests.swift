@@ -5,6 +5,11 @@ import PayhookProviders
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// `/v1/subscriptions` on the admin API and `payhook subscriptions` on the command line: the
 /// same operations, validated the same way, audited.

@@ -7,6 +7,11 @@ import PayhookQueue
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Recurring charges end to end for each provider: scheduler, `charge_recurring` jobs, the real
 /// HTTP clients and the provider emulator (which enforces idempotency keys and counts the
@@ -284,7 +289,7 @@ struct SubscriptionChargeTests {
         // Cycle 1 is scheduled but its job has not run yet when the token goes away.
         try await harness.scheduler().tick(now: harness.clock.now)
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), settings: ProcessorSettings(),
+            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), hooks: .subscriptions, settings: ProcessorSettings(),
             logger: .silent)
         func deliver(_ type: String, _ event: String, _ createdAt: String) async throws {
             try await harness.pool.query("INSERT INTO inbound_events (provider, dedup_key, body) VALUES ('adyen', $1, $2)", [

@@ -6,6 +6,11 @@ import PayhookProviders
 import PayhookQueue
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Cycles that fell due are owed: a pause, a cancel, downtime or a start date in the past
 /// never drops one silently and never charges a year of them at once.

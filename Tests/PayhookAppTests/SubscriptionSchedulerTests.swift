@@ -5,6 +5,11 @@ import PayhookProviders
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// The scheduler against a real PostgreSQL with a hand-moved clock: one first attempt per
 /// cycle, on time, whatever the number of schedulers.

@@ -7,6 +7,11 @@ import PayhookProviders
 import PayhookQueue
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// A migrated schema, the provider emulator with the real clients pointed at it, a job queue,
 /// and a hand-moved clock: what the recurring-charge suites share.

@@ -2,6 +2,11 @@ import Foundation
 import PayhookCore
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Pure parts of recurring charging: interval math, catch-up plans, request and settings parsing.
 @Suite("Subscription intervals, plans and parsing")

@@ -2,6 +2,11 @@ import Foundation
 import PayhookPostgres
 import PayhookTestSupport
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 import Testing
 
 /// A fresh, migrated schema in the test PostgreSQL for one suite.

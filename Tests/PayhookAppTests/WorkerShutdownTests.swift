@@ -4,6 +4,11 @@ import PayhookQueue
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// `payhook serve` with the worker role, stopped while merchant callbacks are in flight.
 @Suite("Worker role shutdown", .timeLimit(.minutes(4)))

@@ -1,6 +1,8 @@
 import Foundation
 import PayhookPostgres
 import PayhookQueue
+import PayhookAdmin
+import PayhookSubscriptions
 
 /// `payhook charges resolve`: the operator settles a charge whose outcome payhook cannot learn,
 /// through `ChargeOperations`, audited with the actor.

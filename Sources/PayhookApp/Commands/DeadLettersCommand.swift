@@ -1,6 +1,8 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookAdmin
+import PayhookOperations
 
 /// `payhook dead-letters list | show | replay | discard`: the on-call engineer's view of work
 /// that exhausted its retries. Every change goes through `DeadLetterOperations`, the same code
@@ -40,7 +42,7 @@ enum DeadLettersCommand {
             return await withOperations(environment) { operations in
                 let letters = try await operations.list(filter)
                 if parsed.flags.contains("--json") {
-                    print(JSONDocument.array(letters.map(\.json)).rendered)
+                    print(JSONOutput.array(letters.map(\.json)).rendered)
                 } else {
                     print(table(letters), terminator: "")
                 }
@@ -106,7 +108,7 @@ enum DeadLettersCommand {
             let open = letters.filter { $0.status == .open }
             guard execute else {
                 if json {
-                    print(JSONDocument.object([
+                    print(JSONOutput.object([
                         .init("dry_run", .bool(true)), .init("would_replay", .int(Int64(open.count))),
                         .init("letters", .array(letters.map { letter in
                             .object([.init("dead_letter", letter.json), .init("replay_would", .string(plan(letter)))])
@@ -122,7 +124,7 @@ enum DeadLettersCommand {
             let action = OperatorAction(actor: actor, note: parsed.values["--note"], context: [
                 .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
             ] + (all ? [.init("filter", filter.json)] : []))
-            var outcomes: [JSONDocument] = []
+            var outcomes: [JSONOutput] = []
             var replayed = 0
             var failed = 0
             let clock = ContinuousClock()
@@ -146,7 +148,7 @@ enum DeadLettersCommand {
                 }
             }
             if json {
-                print(JSONDocument.object([
+                print(JSONOutput.object([
                     .init("dry_run", .bool(false)), .init("replayed", .int(Int64(replayed))),
                     .init("failed", .int(Int64(failed))), .init("results", .array(outcomes)),
                 ]).rendered)
@@ -171,7 +173,7 @@ enum DeadLettersCommand {
             let action = OperatorAction(actor: actor, note: note, context: [
                 .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
             ])
-            var outcomes: [JSONDocument] = []
+            var outcomes: [JSONOutput] = []
             var discarded = 0
             for letter in letters {
                 let outcome = try await operations.discard(id: letter.id, by: action)
@@ -180,7 +182,7 @@ enum DeadLettersCommand {
                 if !json { print(outcome.changed ? "discarded \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)") }
             }
             if json {
-                print(JSONDocument.object([.init("discarded", .int(Int64(discarded))), .init("results", .array(outcomes))]).rendered)
+                print(JSONOutput.object([.init("discarded", .int(Int64(discarded))), .init("results", .array(outcomes))]).rendered)
             } else {
                 print("discarded \(discarded) of \(letters.count) dead letter(s)")
             }
@@ -204,7 +206,7 @@ enum DeadLettersCommand {
         let header = ["ID", "SOURCE", "SOURCE_ID", "PROVIDER", "STATUS", "CREATED", "REASON: ERROR"]
         let rows = letters.map { letter in
             [String(letter.id), letter.source.rawValue, String(letter.sourceID), letter.provider ?? "-", letter.status.rawValue,
-             JSONDocument.format(letter.createdAt),
+             JSONOutput.format(letter.createdAt),
              clip(letter.reason + (letter.error.map { ": " + $0 } ?? ""), 90)]
         }
         var widths = header.map(\.count)
@@ -224,17 +226,17 @@ enum DeadLettersCommand {
         out += "  provider    \(letter.provider ?? "-")\n"
         out += "  reason      \(letter.reason)\n"
         out += "  error       \(oneLine(letter.error ?? "-"))\n"
-        out += "  created     \(JSONDocument.format(letter.createdAt))\n"
+        out += "  created     \(JSONOutput.format(letter.createdAt))\n"
         if let resolvedAt = letter.resolvedAt {
-            out += "  resolved    \(JSONDocument.format(resolvedAt)) by \(letter.resolvedBy ?? "?")\n"
+            out += "  resolved    \(JSONOutput.format(resolvedAt)) by \(letter.resolvedBy ?? "?")\n"
         }
         if let note = letter.note { out += "  note        \(oneLine(note))\n" }
         switch detail.subject {
         case .inboundEvent(let event):
             out += "inbound event \(event.id)\n"
-            out += "  status      \(event.status), attempts \(event.attempts), next attempt \(JSONDocument.format(event.nextAttemptAt))\n"
+            out += "  status      \(event.status), attempts \(event.attempts), next attempt \(JSONOutput.format(event.nextAttemptAt))\n"
             out += "  last error  \(oneLine(event.lastError ?? "-"))\n"
-            out += "  received    \(JSONDocument.format(event.receivedAt)) from \(event.remoteAddress ?? "?")\n"
+            out += "  received    \(JSONOutput.format(event.receivedAt)) from \(event.remoteAddress ?? "?")\n"
             out += "  route       \(event.provider)\(event.account.isEmpty ? "" : "/" + event.account)  type \(event.eventType ?? "-")\n"
             out += "  dedup key   \(oneLine(event.dedupKey))\n"
             out += "  query       \(event.query.isEmpty ? "-" : event.query)\n"
@@ -244,7 +246,7 @@ enum DeadLettersCommand {
             out += body.text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n") + "\n"
         case .job(let job):
             out += "job \(job.id) (\(job.kind))\n"
-            out += "  state       \(job.state), attempt \(job.attempt) of \(job.maxAttempts), run at \(JSONDocument.format(job.runAt))\n"
+            out += "  state       \(job.state), attempt \(job.attempt) of \(job.maxAttempts), run at \(JSONOutput.format(job.runAt))\n"
             out += "  errors      \(job.errorsJSON)\n"
             out += "  payload     \(job.payloadJSON)\n"
         case .missing:

@@ -1,6 +1,8 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookAdmin
+import PayhookOperations
 
 /// `payhook inbound reprocess`: re-run normalization over processed deliveries after a mapping
 /// fix. A dry run (a count) unless `--execute`.
@@ -56,13 +58,13 @@ enum InboundCommand {
             if !execute {
                 let selection = try await reprocessing.count(provider: provider, since: since)
                 if json {
-                    print(JSONDocument.object([
+                    print(JSONOutput.object([
                         .init("dry_run", .bool(true)), .init("provider", .string(provider)), .init("since", .timestamp(since)),
                         .init("would_reprocess", .int(selection.count)),
                     ]).rendered)
                 } else {
                     print("DRY RUN: would reprocess \(selection.count) processed \(provider) deliveries received since "
-                          + "\(JSONDocument.format(since)); nothing was changed.")
+                          + "\(JSONOutput.format(since)); nothing was changed.")
                     if selection.count > 0 { print("Run again with --execute to set them back to pending.") }
                 }
                 await pool.close()
@@ -73,7 +75,7 @@ enum InboundCommand {
             ])
             let count = try await reprocessing.execute(provider: provider, since: since, by: action)
             if json {
-                print(JSONDocument.object([
+                print(JSONOutput.object([
                     .init("dry_run", .bool(false)), .init("provider", .string(provider)), .init("since", .timestamp(since)),
                     .init("reprocessing", .int(count)),
                 ]).rendered)

@@ -1,6 +1,8 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookAdmin
+import PayhookOperations
 
 /// The `payhook` command line: parses argv and runs one subcommand.
 ///

@@ -2,6 +2,8 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookProviders
+import PayhookAdmin
+import PayhookSubscriptions
 
 /// `payhook subscriptions create | list | show | cancel | pause | resume`: the operator's view of
 /// recurring charges. Every change goes through `SubscriptionOperations`, the same code the
@@ -60,7 +62,7 @@ enum SubscriptionsCommand {
             }
             return await withOperations(environment) { operations in
                 let subscriptions = try await operations.list(status: status, provider: parsed.values["--provider"], limit: limit)
-                print(parsed.flags.contains("--json") ? JSONDocument.array(subscriptions.map(\.json)).rendered : table(subscriptions),
+                print(parsed.flags.contains("--json") ? JSONOutput.array(subscriptions.map(\.json)).rendered : table(subscriptions),
                       terminator: parsed.flags.contains("--json") ? "\n" : "")
                 return 0
             }
@@ -149,7 +151,7 @@ enum SubscriptionsCommand {
             if parsed.flags.contains("--json") {
                 print(subscription.json.rendered)
             } else {
-                print("created subscription \(subscription.id) (\(subscription.reference)): first charge due \(JSONDocument.format(subscription.nextChargeAt))")
+                print("created subscription \(subscription.id) (\(subscription.reference)): first charge due \(JSONOutput.format(subscription.nextChargeAt))")
             }
             return 0
         }
@@ -170,7 +172,7 @@ enum SubscriptionsCommand {
         let rows = subscriptions.map { subscription in
             [String(subscription.id), subscription.reference, subscription.status.rawValue, subscription.tokenProvider,
              "\(subscription.amountMinor) \(subscription.currency)", intervalText(subscription), String(subscription.cycle),
-             JSONDocument.format(subscription.nextChargeAt)]
+             JSONOutput.format(subscription.nextChargeAt)]
         }
         var widths = header.map(\.count)
         for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
@@ -188,16 +190,16 @@ enum SubscriptionsCommand {
         if let reason = subscription.statusReason { out += "  reason      \(reason)\n" }
         out += "  token       \(subscription.tokenProvider) vault token \(subscription.vaultTokenID) (\(subscription.tokenStatus))\n"
         out += "  amount      \(subscription.amountMinor) \(subscription.currency) (minor units)\n"
-        out += "  interval    \(intervalText(subscription)) from \(JSONDocument.format(subscription.startAt))\n"
-        out += "  next        cycle \(subscription.cycle) at \(JSONDocument.format(subscription.nextChargeAt))\n"
+        out += "  interval    \(intervalText(subscription)) from \(JSONOutput.format(subscription.startAt))\n"
+        out += "  next        cycle \(subscription.cycle) at \(JSONOutput.format(subscription.nextChargeAt))\n"
         if let max = subscription.maxCycles { out += "  max cycles  \(max)\n" }
-        if let end = subscription.endAt { out += "  ends        \(JSONDocument.format(end))\n" }
+        if let end = subscription.endAt { out += "  ends        \(JSONOutput.format(end))\n" }
         out += "charges (\(detail.charges.count))\n"
         for charge in detail.charges {
             out += "  charge \(charge.id)  cycle \(charge.cycle) attempt \(charge.attempt)  \(charge.status)  key \(charge.idempotencyKey)"
             if let payment = charge.providerPaymentID { out += "  payment \(payment)" }
             if let code = charge.declineCode { out += "  decline \(code)" }
-            out += "  due \(JSONDocument.format(charge.scheduledAt))\n"
+            out += "  due \(JSONOutput.format(charge.scheduledAt))\n"
         }
         return out
     }

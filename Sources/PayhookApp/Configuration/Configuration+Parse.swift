@@ -1,6 +1,8 @@
 import PayhookCore
 import PayhookCrypto
 import PayhookProviders
+import PayhookProcessing
+import PayhookSubscriptions
 
 extension Configuration {
     /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose

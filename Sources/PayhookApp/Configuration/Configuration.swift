@@ -1,6 +1,9 @@
 import PayhookCore
 import PayhookCrypto
 import PayhookProviders
+import PayhookIngress
+import PayhookProcessing
+import PayhookSubscriptions
 
 /// Everything payhook reads from its environment, parsed once at start.
 ///
@@ -82,13 +85,7 @@ public struct Configuration: Sendable {
     }
 
     /// The environment variable whose value is a provider's comma-separated webhook key ring.
-    static func keyRingSuffix(_ provider: ProviderID) -> String {
-        switch provider {
-        case .mercadopago: "SECRETS"
-        case .adyen: "HMAC_KEYS"
-        case .pxp: "WEBHOOK_KEYS"
-        }
-    }
+    static func keyRingSuffix(_ provider: ProviderID) -> String { EnvironmentNames.keyRingSuffix(provider) }
 
     static func keyEncoding(_ provider: ProviderID, pxp: KeyEncoding) -> KeyEncoding {
         switch provider {
@@ -99,22 +96,5 @@ public struct Configuration: Sendable {
     }
 
     /// How an account name appears inside a variable name: `acme-eu` -> `ACME_EU`.
-    public static func accountKey(_ account: String) -> String {
-        String(account.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
-    }
-}
-
-/// One problem with one variable; the message never contains the value of a secret.
-public struct ConfigurationProblem: Sendable, Equatable, CustomStringConvertible {
-    public let variable: String
-    public let message: String
-    public var description: String { "\(variable): \(message)" }
-}
-
-/// Every problem found in the environment, reported together.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
-    public let problems: [ConfigurationProblem]
-    public var description: String {
-        "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
-    }
+    public static func accountKey(_ account: String) -> String { EnvironmentNames.accountKey(account) }
 }

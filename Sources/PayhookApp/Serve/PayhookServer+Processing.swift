@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
+import PayhookProcessing
 
 extension PayhookServer {
     /// The processor for the `processor` role, configured from the environment.
@@ -14,7 +15,7 @@ extension PayhookServer {
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: clients,
-            settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,
+            hooks: .subscriptions, settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,
             fulfillment: configuration.fulfillment)
     }
 

@@ -3,6 +3,8 @@ import PayhookCore
 import PayhookHTTP
 import PayhookPostgres
 import PayhookQueue
+import PayhookProcessing
+import PayhookSubscriptions
 
 extension PayhookServer {
     /// How long in-flight jobs get to finish on SIGTERM before they are cancelled and their

@@ -4,6 +4,11 @@ import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookAdmin
+import PayhookIngress
+import PayhookOperations
+import PayhookProcessing
+import PayhookSubscriptions
 
 /// The running `payhook serve` process: listeners and background loops, owned in one place so
 /// that shutdown is explicit: stop intake, drain, then close.
@@ -55,7 +60,7 @@ final class PayhookServer: Sendable {
             ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, clients: clients,
                                  logger: logger, metrics: metrics)
             : nil
-        let subscriptions = SubscriptionRuntime(configuration: configuration, pool: pool, queue: JobQueue(pool: pool),
+        let subscriptions = SubscriptionRuntime(settings: configuration.subscriptions, pool: pool, queue: JobQueue(pool: pool),
                                                 clients: clients, metrics: metrics, logger: logger)
         self.scheduler = roles.contains("scheduler") ? subscriptions.scheduler : nil
         self.worker = roles.contains("worker")
@@ -76,9 +81,12 @@ final class PayhookServer: Sendable {
         }
 
         self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
-        let deadLetters = DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool))
-        let orders = OrderAdminAPI(service: OrderService(
-            pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment)))
+        let adminAPIs = AdminRouter([
+            DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool)),
+            OrderAdminAPI(service: OrderService(
+                pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))),
+            SubscriptionAdminAPI(pool: pool),
+        ])
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
@@ -136,9 +144,7 @@ final class PayhookServer: Sendable {
                 respond(HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")], body: Array("unauthorized\n".utf8)))
                 return
             }
-            if deadLetters.handle(request, respond: respond) { return }
-            if orders.handle(request, respond: respond) { return }
-            if SubscriptionAdminAPI(pool: pool).handle(request, respond: respond) { return }
+            if adminAPIs.dispatch(request, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],

@@ -1,0 +1,30 @@
+import Foundation
+import PayhookProcessing
+
+extension EnvironmentReader {
+    mutating func fulfillmentSettings() -> FulfillmentSettings {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = boolean("PAYHOOK_FULFILL_ON_AUTHORIZED", default: false)
+        if let text = string("PAYHOOK_FULFILLMENT_FUNDING") {
+            let types = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            if types.contains(where: \.isEmpty) || types.contains(where: { !$0.allSatisfy { $0.isLetter || $0 == "_" } }) {
+                problem("PAYHOOK_FULFILLMENT_FUNDING", "must be a comma-separated list of funding types, e.g. credit,debit")
+            } else {
+                settings.allowedFunding = Set(types)
+            }
+        }
+        settings.callbackTimeout = .seconds(integer("PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS", default: 10, range: 1...300))
+        return settings
+    }
+
+    mutating func boolean(_ name: String, default value: Bool) -> Bool {
+        guard let text = string(name) else { return value }
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default:
+            problem(name, "must be true or false")
+            return value
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import PayhookHTTP
+import PayhookAdmin
+
+/// The admin listener's `/v1/dead-letters` routes: JSON over the same `DeadLetterOperations`
+/// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).
+///
+/// Errors are `{"code": …, "message": …, "field": …}` with a stable `code`; bad input is 400 and
+/// names the query parameter or body field at fault. Replay here executes (an HTTP client asks
+/// explicitly); use `GET /v1/dead-letters/{id}` for what it would do.
+package struct DeadLetterAdminAPI: AdminRoutes {
+    let operations: DeadLetterOperations
+
+    package let prefix = "/v1/dead-letters"
+
+    package init(operations: DeadLetterOperations) {
+        self.operations = operations
+    }
+
+    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+        try await Self.route(request, route, operations)
+    }
+
+    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: DeadLetterOperations) async throws -> HTTPResponse {
+        switch (request.method, route.count) {
+        case ("GET", 0):
+            let letters = try await operations.list(try filter(query: request.rawQuery))
+            return .admin(200, .object([.init("dead_letters", .array(letters.map(\.json)))]))
+        case ("GET", 1):
+            return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)
+        case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
+            let id = try AdminRequest.pathID(route[0], of: "dead letter")
+            let body = try OperatorAction.parseBody(request.body)
+            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: [
+                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
+            ])
+            let outcome = route[1] == "replay"
+                ? try await operations.replay(id: id, by: action)
+                : try await operations.discard(id: id, by: action)
+            return .admin(200, outcome.json)
+        case (_, 0), (_, 1):
+            return .adminMethodNotAllowed(request.method)
+        case (_, 2) where route[1] == "replay" || route[1] == "discard":
+            return .adminMethodNotAllowed(request.method)
+        default:
+            return .adminNoSuchRoute
+        }
+    }
+
+    static func filter(query: String) throws(OperationsError) -> DeadLetterFilter {
+        var filter = DeadLetterFilter()
+        filter.limit = 100
+        for (name, value) in AdminRequest.queryPairs(query) {
+            switch name {
+            case "status":
+                guard let status = DeadLetter.Status(rawValue: value) else {
+                    throw .invalid("status", "status must be open, replayed or discarded")
+                }
+                filter.status = status
+            case "source":
+                guard let source = DeadLetter.Source(rawValue: value) else {
+                    throw .invalid("source", "source must be inbound_event or job")
+                }
+                filter.source = source
+            case "provider": filter.provider = value
+            case "reason": filter.reason = value
+            case "since":
+                guard let since = SinceArgument.parse(value) else { throw .invalid("since", "since: \(SinceArgument.help)") }
+                filter.createdSince = since
+            case "limit": filter.limit = try AdminRequest.limit(value)
+            default:
+                throw .invalid(name, "unknown query parameter \(name); known: status, source, provider, reason, since, limit")
+            }
+        }
+        return filter
+    }
+}

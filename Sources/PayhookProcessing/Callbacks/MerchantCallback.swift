@@ -1,0 +1,109 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookQueue
+import PayhookAdmin
+
+/// One event for the merchant's system (`order.paid`, `order.refunded`, `order.charged_back`,
+/// `subscription.paused`, …), delivered as a signed Standard Webhooks POST by the
+/// `merchant_callback` job.
+package struct MerchantCallback: Sendable {
+    /// The `webhook-id`: derived from the business fact, never random, so the same fact always
+    /// yields the same id and the merchant can deduplicate across our retries and replays.
+    var webhookID: String
+    /// The event type, e.g. `order.paid`.
+    var type: String
+    /// The event's `data` object.
+    var data: JSONOutput
+    var orderID: Int64?
+    var subscriptionID: Int64?
+    /// Where to send it; `PAYHOOK_FULFILLMENT_URL` when nil.
+    var url: String?
+    /// The body's `timestamp`: when the fact happened, not when a delivery attempt ran.
+    var occurredAt: Date
+
+    package init(webhookID: String, type: String, data: JSONOutput, orderID: Int64? = nil, subscriptionID: Int64? = nil,
+                 url: String? = nil, occurredAt: Date) {
+        self.webhookID = webhookID
+        self.type = type
+        self.data = data
+        self.orderID = orderID
+        self.subscriptionID = subscriptionID
+        self.url = url
+        self.occurredAt = occurredAt
+    }
+
+    /// The exact bytes every attempt sends: `{"type", "timestamp", "data"}`.
+    var body: String {
+        JSONOutput.object([
+            .init("type", .string(type)), .init("timestamp", .timestamp(occurredAt)), .init("data", data),
+        ]).rendered
+    }
+}
+
+/// Queues merchant callbacks inside the caller's transaction: the row in `merchant_callbacks`
+/// and its delivery job commit (or roll back) with the change that caused them.
+package struct MerchantCallbackOutbox: Sendable {
+    /// The job kind that delivers a callback.
+    static let jobKind = "merchant_callback"
+
+    let queue: JobQueue
+
+    package init(queue: JobQueue) {
+        self.queue = queue
+    }
+
+    /// Records `callback` and enqueues its delivery, unless a callback with the same
+    /// `webhookID` exists already (then nothing changes: the fact was reported before).
+    /// - Returns: true when the callback is new.
+    /// - Throws: `PostgresError`; inside a transaction the caller rolls back.
+    @discardableResult
+    package func enqueue(_ callback: MerchantCallback, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
+        let rows = try await connection.query(CallbackSQL.insertCallback, [
+            .text(callback.webhookID), .text(callback.type), callback.orderID.map(PostgresValue.int) ?? .null,
+            callback.subscriptionID.map(PostgresValue.int) ?? .null, callback.url.map(PostgresValue.text) ?? .null,
+            .text(callback.body),
+        ])
+        guard let id = try rows.rows.first?.decode("id", as: Int64.self) else { return false }
+        try await queue.enqueue(kind: Self.jobKind, payload: "{\"callback_id\":\(id)}",
+                                uniqueKey: "\(Self.jobKind):\(callback.webhookID)", on: connection)
+        return true
+    }
+}
+
+package enum CallbackSQL {
+    static let insertCallback = """
+        INSERT INTO merchant_callbacks (webhook_id, type, order_id, subscription_id, url, body)
+        VALUES ($1, $2, $3, $4, $5, $6)
+        ON CONFLICT (webhook_id) DO NOTHING
+        RETURNING id
+        """
+
+    static let selectCallback = """
+        SELECT id, webhook_id, type, order_id, subscription_id, url, body, status
+        FROM merchant_callbacks WHERE id = $1
+        """
+
+    /// One attempt's result. `$2` is the new status (`pending` while retrying). A delivered
+    /// callback is final; a failed or gone one is attempted again only when replayed.
+    static let recordAttempt = """
+        UPDATE merchant_callbacks
+        SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4,
+            delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
+        WHERE id = $1 AND status <> 'delivered'
+        """
+
+    /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
+    /// had failed and an operator replayed it).
+    static let markOrderFulfilled = """
+        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(), review_reason = NULL, updated_at = now()
+        WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
+        """
+
+    /// The merchant's endpoint is gone (410), or the last attempt failed: fulfillment failed
+    /// and needs a person.
+    static let markOrderFulfillmentFailed = """
+        UPDATE orders SET fulfillment_status = 'failed', review_reason = $2, updated_at = now()
+        WHERE id = $1 AND fulfillment_status = 'pending'
+        """
+}

@@ -1,0 +1,92 @@
+/// Statements of the fulfillment path. Ids travel as JSON arrays (`$n::jsonb`) like the
+/// processor's, so one prepared statement serves any batch size.
+package enum FulfillmentSQL {
+    /// Payments just written (`$1`, a bigint array) that name no order but carry the merchant
+    /// reference of a registered order of the same account (Adyen and PXP payments know only
+    /// the reference; two accounts may both have an order `1001`).
+    /// Returns the orders they now belong to.
+    static let linkPaymentsByReference = """
+        WITH candidates AS (
+            SELECT p.id, o.id AS order_id
+            FROM payments p
+            CROSS JOIN LATERAL (SELECT o.id FROM orders o
+                                WHERE o.provider = p.provider AND o.account = p.account
+                                  AND o.merchant_reference = p.merchant_reference
+                                  AND o.registered_at IS NOT NULL) AS o
+            WHERE p.id = ANY($1::bigint[]) AND p.order_id IS NULL AND p.merchant_reference IS NOT NULL
+        )
+        UPDATE payments p SET order_id = c.order_id, updated_at = now()
+        FROM candidates c WHERE p.id = c.id
+        RETURNING c.order_id
+        """
+
+    /// Links earlier payments of the order's account ($4) to an order registered after they arrived.
+    static let linkPaymentsToOrder = """
+        UPDATE payments SET order_id = $1, updated_at = now()
+        WHERE provider = $2 AND merchant_reference = $3 AND account = $4 AND order_id IS NULL
+        """
+
+    /// The follow-ups owed for the orders `$1` (a bigint array):
+    ///
+    /// - `paid`: registered orders not yet in fulfillment that now have a payment in one of
+    ///   the paid statuses `$2` (a text array); they move to `pending` here, and the caller
+    ///   enqueues `fulfill_order` in the same transaction.
+    /// - `reversal`: payments of orders whose `order.paid` callback exists that are now
+    ///   refunded (in part) or charged back, or that the `order.paid` body reported paid and
+    ///   that are paid no more (a capture that failed, an authorisation canceled or expired);
+    ///   the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
+    ///   callbacks, keyed so a repeat of the same fact is a no-op.
+    static let followUps = """
+        WITH paid AS (
+            UPDATE orders o SET fulfillment_status = 'pending', updated_at = now()
+            WHERE o.id = ANY($1::bigint[]) AND o.registered_at IS NOT NULL AND o.fulfillment_status = 'none'
+              AND EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.status = ANY($2::text[]))
+            RETURNING o.id
+        )
+        SELECT 'paid' AS follow_up, id AS order_id, NULL::bigint AS payment_id FROM paid
+        UNION ALL
+        SELECT 'reversal', p.order_id, p.id
+        FROM payments p
+        JOIN merchant_callbacks c ON c.order_id = p.order_id AND c.type = 'order.paid'
+        WHERE p.order_id = ANY($1::bigint[])
+          AND (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back')
+               OR (p.status <> ALL($2::text[])
+                   AND EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
+                               WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
+                                 AND reported ->> 'status' = ANY($2::text[]))))
+        """
+
+    /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint
+    /// array) that processing just changed: they run now instead of after their backoff.
+    static let wakeWaitingFulfillment = """
+        UPDATE jobs SET run_at = now()
+        WHERE unique_key IN (SELECT 'fulfill_order:' || o.id FROM orders o
+                             WHERE o.id = ANY($1::bigint[]) AND o.fulfillment_status = 'pending')
+          AND state = 'retryable' AND run_at > now()
+        """
+
+    static let selectOrder = """
+        SELECT id, provider, account, provider_order_id, merchant_reference, expected_amount_minor, expected_currency,
+               amount_minor, currency, status, fulfillment_status, review_reason, callback_url, registered_at,
+               fulfilled_at, created_at, updated_at
+        FROM orders WHERE id = $1
+        """
+
+    static let selectOrderForUpdate = selectOrder + " FOR UPDATE"
+
+    static let selectPayments = """
+        SELECT id, provider_payment_id, merchant_reference, amount_minor, currency, refunded_minor, status,
+               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account
+        FROM payments WHERE order_id = $1 ORDER BY id
+        """
+
+    static let selectCallbacks = """
+        SELECT webhook_id, type, status, attempts, last_status_code, created_at, delivered_at
+        FROM merchant_callbacks WHERE order_id = $1 ORDER BY id
+        """
+
+    static let markNeedsReview = """
+        UPDATE orders SET fulfillment_status = 'needs_review', review_reason = $2, updated_at = now()
+        WHERE id = $1
+        """
+}

@@ -1,0 +1,17 @@
+import Foundation
+/// How payhook decides that an order is paid and tells the merchant.
+public struct FulfillmentSettings: Sendable, Equatable {
+    /// Count `authorized` payments as paid (`PAYHOOK_FULFILL_ON_AUTHORIZED=true`); by default
+    /// only `captured` money fulfills, because an authorisation can still be cancelled or expire.
+    public var fulfillOnAuthorized = false
+    /// Funding types that may fulfill (`PAYHOOK_FULFILLMENT_FUNDING=credit,debit`); `nil`
+    /// allows any, including payments whose funding the provider did not report.
+    public var allowedFunding: Set<String>?
+    /// Deadline of one callback POST (`PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS`, default 10).
+    public var callbackTimeout: Duration = .seconds(10)
+
+    public init() {}
+
+    /// The canonical payment statuses that count as money received.
+    var paidStatuses: [String] { fulfillOnAuthorized ? ["captured", "authorized"] : ["captured"] }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import PayhookPostgres
+import PayhookAdmin
+
+/// An order as fulfillment and the admin API see it: the merchant's registered expectation,
+/// what the provider reported, and the payments linked to it.
+package struct OrderRecord: Sendable {
+    package struct Payment: Sendable {
+        var id: Int64
+        var providerPaymentID: String
+        var merchantReference: String?
+        var amountMinor: Int64?
+        var currency: String?
+        var refundedMinor: Int64
+        var status: String
+        var statusDetail: String?
+        var method: String?
+        var funding: String?
+        var chargebacks: Int
+        var chargebackReversals: Int
+        var updatedAt: Date
+        /// The payhook account whose route delivered it (`""`: the default route).
+        var account: String = ""
+    }
+
+    package struct Callback: Sendable {
+        var webhookID: String
+        var type: String
+        var status: String
+        var attempts: Int
+        var lastStatusCode: Int?
+        var createdAt: Date
+        var deliveredAt: Date?
+    }
+
+    var id: Int64
+    var provider: String
+    var account: String
+    var providerOrderID: String?
+    var merchantReference: String?
+    var expectedAmountMinor: Int64?
+    var expectedCurrency: String?
+    /// The provider-reported order status (`created` until a provider order says otherwise).
+    var status: String
+    var fulfillmentStatus: String
+    var reviewReason: String?
+    var callbackURL: String?
+    var registeredAt: Date?
+    var fulfilledAt: Date?
+    var createdAt: Date
+    var updatedAt: Date
+    var payments: [Payment] = []
+    var callbacks: [Callback] = []
+}
+
+extension OrderRecord {
+    init(row: PostgresRow) throws(PostgresError) {
+        id = try row.decode("id")
+        provider = try row.decode("provider")
+        account = try row.decode("account")
+        providerOrderID = try row.decode("provider_order_id")
+        merchantReference = try row.decode("merchant_reference")
+        expectedAmountMinor = try row.decode("expected_amount_minor")
+        expectedCurrency = try row.decode("expected_currency")
+        status = try row.decode("status")
+        fulfillmentStatus = try row.decode("fulfillment_status")
+        reviewReason = try row.decode("review_reason")
+        callbackURL = try row.decode("callback_url")
+        registeredAt = try row.decode("registered_at")
+        fulfilledAt = try row.decode("fulfilled_at")
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+        payments = []
+        callbacks = []
+    }
+
+    /// Reads an order with its payments (and callbacks when `withCallbacks`), locking the
+    /// order row when `forUpdate` (inside the caller's transaction).
+    static func load(id: Int64, forUpdate: Bool = false, withCallbacks: Bool = false,
+                     on connection: PostgresConnection) async throws(PostgresError) -> OrderRecord? {
+        let sql = forUpdate ? FulfillmentSQL.selectOrderForUpdate : FulfillmentSQL.selectOrder
+        guard let row = try await connection.query(sql, [.int(id)]).rows.first else { return nil }
+        var order = try OrderRecord(row: row)
+        order.payments = try await connection.query(FulfillmentSQL.selectPayments, [.int(id)]).map { row throws(PostgresError) in
+            Payment(id: try row.decode("id"), providerPaymentID: try row.decode("provider_payment_id"),
+                    merchantReference: try row.decode("merchant_reference"), amountMinor: try row.decode("amount_minor"),
+                    currency: try row.decode("currency"), refundedMinor: try row.decode("refunded_minor"),
+                    status: try row.decode("status"), statusDetail: try row.decode("status_detail"),
+                    method: try row.decode("method"), funding: try row.decode("funding"),
+                    chargebacks: try row.decode("chargebacks"), chargebackReversals: try row.decode("chargeback_reversals"),
+                    updatedAt: try row.decode("updated_at"), account: try row.decode("account"))
+        }
+        if withCallbacks {
+            order.callbacks = try await connection.query(FulfillmentSQL.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in
+                Callback(webhookID: try row.decode("webhook_id"), type: try row.decode("type"), status: try row.decode("status"),
+                         attempts: try row.decode("attempts"), lastStatusCode: try row.decode("last_status_code"),
+                         createdAt: try row.decode("created_at"), deliveredAt: try row.decode("delivered_at"))
+            }
+        }
+        return order
+    }
+
+    static func money(_ minor: Int64?, _ currency: String?) -> JSONOutput {
+        guard let minor, let currency else { return .null }
+        return .object([.init("value", .int(minor)), .init("currency", .string(currency))])
+    }
+
+    func paymentJSON(_ payment: Payment) -> JSONOutput {
+        .object([
+            .init("provider_payment_id", .string(payment.providerPaymentID)),
+            .init("status", .string(payment.status)),
+            .init("status_detail", .optional(payment.statusDetail)),
+            .init("amount", Self.money(payment.amountMinor, payment.currency)),
+            .init("refunded", Self.money(payment.refundedMinor, payment.currency)),
+            .init("merchant_reference", .optional(payment.merchantReference)),
+            .init("method", .optional(payment.method)),
+            .init("funding", .optional(payment.funding)),
+            .init("updated_at", .timestamp(payment.updatedAt)),
+        ])
+    }
+
+    /// The order as merchants receive it in callbacks: no operator-only fields.
+    var callbackData: JSONOutput {
+        .object([
+            .init("order_id", .int(id)),
+            .init("provider", .string(provider)),
+            .init("provider_order_id", .optional(providerOrderID)),
+            .init("merchant_reference", .optional(merchantReference)),
+            .init("amount", Self.money(expectedAmountMinor, expectedCurrency)),
+            .init("payments", .array(payments.map(paymentJSON))),
+        ])
+    }
+
+    /// The admin API's view: state, payments and fulfillment with its callbacks.
+    var json: JSONOutput {
+        .object([
+            .init("id", .int(id)),
+            .init("provider", .string(provider)),
+            .init("account", .string(account)),
+            .init("merchant_reference", .optional(merchantReference)),
+            .init("provider_order_id", .optional(providerOrderID)),
+            .init("amount", Self.money(expectedAmountMinor, expectedCurrency)),
+            .init("callback_url", .optional(callbackURL)),
+            .init("status", .string(status)),
+            .init("payments", .array(payments.map(paymentJSON))),
+            .init("fulfillment", .object([
+                .init("status", .string(fulfillmentStatus)),
+                .init("review_reason", .optional(reviewReason)),
+                .init("fulfilled_at", .timestamp(fulfilledAt)),
+                .init("callbacks", .array(callbacks.map { callback in
+                    .object([
+                        .init("webhook_id", .string(callback.webhookID)), .init("type", .string(callback.type)),
+                        .init("status", .string(callback.status)), .init("attempts", .int(Int64(callback.attempts))),
+                        .init("last_status_code", .optional(callback.lastStatusCode.map(Int64.init))),
+                        .init("created_at", .timestamp(callback.createdAt)),
+                        .init("delivered_at", .timestamp(callback.deliveredAt)),
+                    ])
+                })),
+            ])),
+            .init("registered_at", .timestamp(registeredAt)),
+            .init("created_at", .timestamp(createdAt)),
+            .init("updated_at", .timestamp(updatedAt)),
+        ])
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import PayhookHTTP
+import PayhookAdmin
+
+/// The admin listener's `/v1/orders` routes: `POST /v1/orders` registers the merchant's
+/// expected order (201, or 200 when the same registration is repeated) and
+/// `GET /v1/orders/{id}` returns its state with payments and fulfillment. Authorization happens
+/// before this is called; errors have the shape of every admin route
+/// (`{"code", "message", "field"}`). docs/admin-api.openapi.json describes both.
+package struct OrderAdminAPI: AdminRoutes {
+    let service: OrderService
+
+    package let prefix = "/v1/orders"
+
+    package init(service: OrderService) {
+        self.service = service
+    }
+
+    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+        try await Self.route(request, route, service)
+    }
+
+    private static func route(_ request: HTTPRequest, _ route: [String], _ service: OrderService) async throws -> HTTPResponse {
+        switch (request.method, route.count) {
+        case ("POST", 0):
+            if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
+                return OperationsError.invalid("Content-Type", "send the body as application/json").httpResponse
+            }
+            let registration = try OrderRegistration.parse(request.body)
+            let (order, created) = try await service.register(registration)
+            return .admin(created ? 201 : 200, order.json)
+        case ("GET", 1):
+            let id = try AdminRequest.pathID(route[0], of: "order")
+            return .admin(200, try await service.order(id: id).json)
+        case (_, 0), (_, 1):
+            return .adminMethodNotAllowed(request.method)
+        default:
+            return .adminNoSuchRoute
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
+import PayhookAdmin
+
+/// The merchant's expected order, as `POST /v1/orders` accepts it.
+package struct OrderRegistration: Sendable, Equatable {
+    var provider: ProviderID
+    var account: String = ""
+    var merchantReference: String?
+    var providerOrderID: String?
+    var amount: Money
+    var callbackURL: String?
+
+    static let fields = ["provider", "account", "merchant_reference", "provider_order_id", "amount", "callback_url"]
+
+    /// Parses and validates a request body; every error names its field.
+    static func parse(_ body: [UInt8]) throws(OperationsError) -> OrderRegistration {
+        guard let object = AdminBody.object(body) else {
+            throw .invalid("body", "the body must be a JSON object")
+        }
+        for member in object.members where !fields.contains(member.key) {
+            throw .invalid(member.key, "unknown field \(member.key); known: \(fields.joined(separator: ", "))")
+        }
+        guard case .string(let providerText)? = object["provider"] else {
+            throw .invalid("provider", "provider is required: mercadopago, adyen or pxp")
+        }
+        guard let provider = ProviderID(rawValue: providerText) else {
+            throw .invalid("provider", "provider must be one of mercadopago, adyen, pxp")
+        }
+        func optionalText(_ key: String, maxLength: Int = 256) throws(OperationsError) -> String? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let text)?:
+                guard !text.isEmpty, text.utf8.count <= maxLength else {
+                    throw .invalid(key, "\(key) must be a non-empty string of at most \(maxLength) bytes")
+                }
+                return text
+            default: throw .invalid(key, "\(key) must be a string or null")
+            }
+        }
+        let merchantReference = try optionalText("merchant_reference")
+        let providerOrderID = try optionalText("provider_order_id")
+        guard merchantReference != nil || providerOrderID != nil else {
+            throw .invalid("merchant_reference", "at least one of merchant_reference and provider_order_id is required")
+        }
+        let account = try optionalText("account", maxLength: 64) ?? ""
+        let callbackURL = try optionalText("callback_url", maxLength: 2048)
+        if let callbackURL {
+            guard let url = URL(string: callbackURL), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                throw .invalid("callback_url", "callback_url must be an absolute http or https URL")
+            }
+        }
+        return OrderRegistration(provider: provider, account: account, merchantReference: merchantReference,
+                                 providerOrderID: providerOrderID, amount: try AdminBody.money(object["amount"]),
+                                 callbackURL: callbackURL)
+    }
+}
+
+/// Registers expected orders (the admin API's `POST /v1/orders`) and reads them back.
+package struct OrderService: Sendable {
+    package init(pool: PostgresPool, trigger: FulfillmentTrigger) {
+        self.pool = pool
+        self.trigger = trigger
+    }
+
+    let pool: PostgresPool
+    let trigger: FulfillmentTrigger
+
+    /// Registers `registration`, or adopts the order a webhook created first. Repeating an
+    /// identical registration returns the order unchanged (`created == false`).
+    /// - Throws: `.conflict` when the order is registered with other values or a reference
+    ///   belongs to another order; `.databaseUnavailable`.
+    func register(_ registration: OrderRegistration) async throws(OperationsError) -> (order: OrderRecord, created: Bool) {
+        do {
+            return try await pool.transaction { connection in
+                try await register(registration, on: connection)
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
+    private func register(_ registration: OrderRegistration, on connection: PostgresConnection) async throws -> (order: OrderRecord, created: Bool) {
+        let provider = registration.provider.rawValue
+        var keys: [String] = []
+        if let id = registration.providerOrderID { keys.append("order:\(provider):\(id)") }
+        if let reference = registration.merchantReference {
+            keys.append(CanonicalEventApplier.referenceLockKey(provider: provider, merchantReference: reference))
+        }
+        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
+
+        let byOrderID = try await existingID(OrderSQL.selectByProviderOrderID, [.text(provider)], registration.providerOrderID, connection)
+        let byReference = try await existingID(OrderSQL.selectByReference, [.text(provider), .text(registration.account)],
+                                               registration.merchantReference, connection)
+        if let byOrderID, let byReference, byOrderID != byReference {
+            throw OperationsError(.conflict, "provider_order_id and merchant_reference belong to two different orders (\(byOrderID), \(byReference))")
+        }
+        let amount = registration.amount
+        let orderID: Int64
+        var created = false
+        if let existing = byOrderID ?? byReference {
+            guard let order = try await OrderRecord.load(id: existing, forUpdate: true, on: connection) else {
+                throw OperationsError(.notFound, "order \(existing) disappeared")
+            }
+            guard order.account == registration.account else {
+                throw OperationsError(.conflict, "provider_order_id belongs to an order of another account (order \(order.id))", field: "account")
+            }
+            if order.registeredAt != nil {
+                let same = order.expectedAmountMinor == amount.minorUnits && order.expectedCurrency == amount.currency
+                    && (registration.merchantReference == nil || order.merchantReference == registration.merchantReference)
+                    && (registration.providerOrderID == nil || order.providerOrderID == registration.providerOrderID)
+                    && order.callbackURL == registration.callbackURL
+                guard same else {
+                    throw OperationsError(.conflict, "order \(order.id) is already registered with different values")
+                }
+                return (try await reload(order.id, connection), false)
+            }
+            let updated = try await connection.query(OrderSQL.adopt, [
+                .int(existing), registration.merchantReference.map(PostgresValue.text) ?? .null,
+                registration.providerOrderID.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
+                .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
+            ])
+            guard updated.rows.first != nil else {
+                throw OperationsError(.conflict, "merchant_reference is already used by another \(provider) order")
+            }
+            orderID = existing
+        } else {
+            let inserted = try await connection.query(OrderSQL.insertRegistered, [
+                .text(provider), .text(registration.account), registration.providerOrderID.map(PostgresValue.text) ?? .null,
+                registration.merchantReference.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
+                .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
+            ])
+            guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
+                throw OperationsError(.conflict, "an order with this reference appeared concurrently; retry")
+            }
+            orderID = id
+            created = true
+        }
+        if let reference = registration.merchantReference {
+            try await connection.query(FulfillmentSQL.linkPaymentsToOrder, [
+                .int(orderID), .text(provider), .text(reference), .text(registration.account),
+            ])
+        }
+        try await trigger.afterRegistration(orderID: orderID, on: connection)
+        return (try await reload(orderID, connection), created)
+    }
+
+    private func existingID(_ sql: String, _ scope: [PostgresValue], _ key: String?, _ connection: PostgresConnection) async throws -> Int64? {
+        guard let key else { return nil }
+        return try await connection.query(sql, scope + [.text(key)]).rows.first?.decode("id", as: Int64.self)
+    }
+
+    private func reload(_ id: Int64, _ connection: PostgresConnection) async throws -> OrderRecord {
+        guard let order = try await OrderRecord.load(id: id, withCallbacks: true, on: connection) else {
+            throw OperationsError(.notFound, "no order \(id)")
+        }
+        return order
+    }
+
+    /// One order with payments and fulfillment.
+    func order(id: Int64) async throws(OperationsError) -> OrderRecord {
+        let found: OrderRecord?
+        do {
+            found = try await pool.withConnection { connection in
+                try await OrderRecord.load(id: id, withCallbacks: true, on: connection)
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+        guard let found else { throw OperationsError(.notFound, "no order \(id)") }
+        return found
+    }
+}
+
+package enum OrderSQL {
+    static let selectByProviderOrderID = "SELECT id FROM orders WHERE provider = $1 AND provider_order_id = $2"
+    /// $1 provider, $2 account, $3 merchant reference: references are unique per account.
+    static let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3"
+
+    static let insertRegistered = """
+        INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
+                            expected_currency, callback_url, registered_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
+    /// An order a webhook created before the merchant registered it. The registered reference
+    /// replaces a provider-reported one, so that a payment naming another reference is caught
+    /// as a mismatch. Returns no row when the reference belongs to another order.
+    static let adopt = """
+        UPDATE orders SET merchant_reference = coalesce($2, merchant_reference),
+               provider_order_id = coalesce(provider_order_id, $3), expected_amount_minor = $4,
+               expected_currency = $5, callback_url = $6, registered_at = now(), updated_at = now()
+        WHERE id = $1
+          AND NOT EXISTS (SELECT 1 FROM orders other
+                          WHERE other.id <> $1 AND other.provider = orders.provider AND other.account = orders.account
+                            AND other.merchant_reference = $2)
+        RETURNING id
+        """
+}

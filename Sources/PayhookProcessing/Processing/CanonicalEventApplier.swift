@@ -1,0 +1,523 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+
+/// One canonical event ready to apply, with where it came from.
+package struct ApplicableEvent: Sendable, Equatable {
+    let event: CanonicalEvent
+    /// Fetched provider state (a total, refused when older than what is stored) rather than
+    /// a webhook's own delta.
+    let fetched: Bool
+    /// Extra history for `payment_events.data` (e.g. the PXP webhook's own state word).
+    var note: String? = nil
+}
+
+/// Writes canonical events into `orders`, `payments`, `payment_adjustments`, `vault_tokens`
+/// and `payment_events` on a connection inside the caller's transaction.
+///
+/// The caller must already hold the advisory locks of ``lockKeys(for:)`` for these events;
+/// the `FOR UPDATE` reads here then never wait on another processor mid-event. Every decision
+/// about values is made by ``PaymentMerge`` and ``VaultTokenMerge``; this type only reads,
+/// merges and writes. Card data never reaches `payment_events.data`: only provider ids,
+/// status words, amounts and references are copied there.
+package struct CanonicalEventApplier: Sendable {
+    let logger: Logger
+    /// What other features do when a token changes (``ProcessingHooks``).
+    let hooks: ProcessingHooks
+
+    /// Business keys whose locks serialize events of the same payment, order or token.
+    static func lockKeys(for events: [ApplicableEvent]) -> [String] {
+        var keys: [String] = []
+        func payment(_ snapshot: PaymentSnapshot) {
+            keys.append("payment:\(snapshot.provider.rawValue):\(snapshot.providerPaymentID)")
+            if let order = snapshot.providerOrderID { keys.append("order:\(snapshot.provider.rawValue):\(order)") }
+            // Registration links payments to orders by merchant reference under the same key.
+            if let reference = snapshot.merchantReference {
+                keys.append(Self.referenceLockKey(provider: snapshot.provider.rawValue, merchantReference: reference))
+            }
+            if let token = snapshot.vaultToken { keys.append("token:\(token.provider.rawValue):\(token.token)") }
+        }
+        for applicable in events {
+            switch applicable.event {
+            case .payment(let snapshot): payment(snapshot)
+            case .order(let order):
+                keys.append("order:\(order.provider.rawValue):\(order.providerOrderID)")
+                order.payments.forEach(payment)
+            case .vaultToken(let token, _): keys.append("token:\(token.provider.rawValue):\(token.token)")
+            case .unknown: break
+            }
+        }
+        return keys
+    }
+
+    /// The lock key of a merchant reference, shared by processing and order registration.
+    static func referenceLockKey(provider: String, merchantReference: String) -> String {
+        "reference:\(provider):\(merchantReference)"
+    }
+
+    /// Applies every event of one inbound event, in order.
+    /// - Parameters:
+    ///   - index: position of each event inside the inbound event, used to name adjustments
+    ///     that have no provider reference of their own.
+    /// - Returns: the orders and payments the events touched, for fulfillment's follow-ups.
+    /// - Throws: `PostgresError` from any statement; the caller rolls back to its savepoint.
+    @discardableResult
+    func apply(_ events: [ApplicableEvent], inboundEventID: Int64, account: String = "", receivedAt: Date,
+               on connection: PostgresConnection) async throws -> TouchedRows {
+        var touched = TouchedRows()
+        for (index, applicable) in events.enumerated() {
+            let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt, account: account)
+            switch applicable.event {
+            case .payment(let snapshot):
+                let written = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
+                                                     note: applicable.note, on: connection)
+                touched.record(written, merchantReference: snapshot.merchantReference)
+            case .order(let order):
+                touched.orderIDs.insert(try await applyOrder(order, source: source, note: applicable.note, on: connection))
+            case .vaultToken(let token, let change):
+                let id = try await applyToken(token, on: connection)
+                var data = EventData(provider: token.provider.rawValue)
+                data.token = token.token
+                data.tokenStatus = token.status.rawValue
+                data.tokenChange = change.rawValue
+                try await insertEvent(type: applicable.event.type, paymentID: nil, orderID: nil, tokenID: id,
+                                      occurredAt: token.occurredAt, data: data, source: source, on: connection)
+            case .unknown(let provider, let eventType, let reference):
+                var data = EventData(provider: provider.rawValue)
+                data.providerEventType = eventType
+                data.reference = reference
+                data.note = applicable.note
+                try await insertEvent(type: "unknown", paymentID: nil, orderID: nil, tokenID: nil,
+                                      occurredAt: nil, data: data, source: source, on: connection)
+            }
+        }
+        return touched
+    }
+
+    /// What a payment write left behind: its row and the order it belongs to, if any.
+    package struct WrittenPayment {
+        let paymentID: Int64
+        let orderID: Int64?
+    }
+
+    /// Orders touched, and payments that name a merchant reference but no order yet (they may
+    /// belong to an order the merchant registered by reference).
+    package struct TouchedRows: Sendable {
+        package var orderIDs: Set<Int64> = []
+        package var unlinkedPaymentIDs: [Int64] = []
+
+        mutating func record(_ written: WrittenPayment, merchantReference: String?) {
+            if let order = written.orderID {
+                orderIDs.insert(order)
+            } else if merchantReference != nil {
+                unlinkedPaymentIDs.append(written.paymentID)
+            }
+        }
+
+        mutating func merge(_ other: TouchedRows) {
+            orderIDs.formUnion(other.orderIDs)
+            unlinkedPaymentIDs += other.unlinkedPaymentIDs
+        }
+
+        var isEmpty: Bool { orderIDs.isEmpty && unlinkedPaymentIDs.isEmpty }
+    }
+
+    package struct EventSource {
+        let inboundEventID: Int64
+        let index: Int
+        let receivedAt: Date
+        /// The payhook account whose route (and key ring) verified the delivery, `""` for the
+        /// default route. Payments and orders belong to it: orders registered for one account
+        /// are linked to and fulfilled by that account's payments only.
+        var account: String = ""
+        /// A stable reference for adjustments whose provider gives no identity of the event
+        /// (``PaymentSnapshot/eventReference``): the same inbound event item always yields the
+        /// same reference, so a replay records nothing twice.
+        var itemReference: String { "inbound:\(inboundEventID):\(index)" }
+    }
+
+    // MARK: Payments
+
+    @discardableResult
+    func applyPayment(_ snapshot: PaymentSnapshot, fetched: Bool, orderID: Int64?, source: EventSource,
+                      note: String?, on connection: PostgresConnection) async throws -> WrittenPayment {
+        let provider = snapshot.provider.rawValue
+        var resolvedOrderID = orderID
+        if resolvedOrderID == nil, let providerOrderID = snapshot.providerOrderID {
+            resolvedOrderID = try await ensureOrder(provider: provider, providerOrderID: providerOrderID,
+                                                    account: source.account, on: connection)
+        }
+        if let token = snapshot.vaultToken { _ = try await applyToken(token, on: connection) }
+
+        let adjustment = Self.adjustment(for: snapshot, fetched: fetched, source: source)
+        var stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+        var paymentID = stored?.id
+        if paymentID == nil, adjustment != nil {
+            // Adjustments reference the payment, so a refund that arrives before its
+            // authorisation needs the row first.
+            let rows = try await connection.query(ProcessingSQL.insertPlaceholderPayment,
+                                                  [.text(provider), .text(snapshot.providerPaymentID)])
+            paymentID = try rows.rows.first?.decode("id", as: Int64.self)
+            if paymentID == nil {
+                stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+                paymentID = stored?.id
+            }
+        }
+        var totals: AdjustmentTotals?
+        if let adjustment, let paymentID {
+            totals = try await record(adjustment, provider: provider, paymentID: paymentID, source: source, on: connection)
+        }
+        var current = stored?.state ?? PaymentState()
+        if stored == nil { current.status = nil }
+        let outcome = PaymentMerge.merge(current, with: snapshot, fetched: fetched, adjustments: totals)
+        var next = outcome.state
+        if next.orderID == nil { next.orderID = resolvedOrderID }
+        // The account of the first delivery that wrote the payment, never the payload's word.
+        next.account = stored?.state.account ?? (source.account.isEmpty ? nil : source.account)
+        let status = next.status ?? .pending
+        next.status = status
+
+        if let existingID = paymentID {
+            if next != stored?.state || stored == nil {
+                try await connection.query(ProcessingSQL.updatePayment, [
+                    .int(existingID), .text(next.account ?? ""), Self.int(next.orderID), Self.text(next.merchantReference),
+                    Self.int(next.amountMinor), Self.text(next.currency), .int(next.refundedMinor), .text(status.rawValue),
+                    Self.text(next.statusDetail), Self.text(next.method), Self.text(next.funding),
+                    Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
+                    .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
+                ])
+            }
+        } else {
+            let rows = try await connection.query(ProcessingSQL.insertPayment, [
+                .text(provider), .text(next.account ?? ""), .text(snapshot.providerPaymentID), Self.int(next.orderID),
+                Self.text(next.merchantReference), Self.int(next.amountMinor), Self.text(next.currency),
+                .int(next.refundedMinor), .text(status.rawValue), Self.text(next.statusDetail), Self.text(next.method),
+                Self.text(next.funding), Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
+                .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
+            ])
+            guard let id = try rows.rows.first?.decode("id", as: Int64.self) else {
+                // Only possible if another writer skipped the advisory lock; retrying re-reads it.
+                throw PostgresError(kind: .serializationFailure, message: "payment row appeared concurrently")
+            }
+            paymentID = id
+        }
+        guard let paymentID else {
+            throw PostgresError(kind: .serializationFailure, message: "payment row could not be created")
+        }
+
+        var data = EventData(provider: provider)
+        data.providerPaymentID = snapshot.providerPaymentID
+        data.providerOrderID = snapshot.providerOrderID
+        data.providerStatus = snapshot.providerStatus
+        data.statusDetail = snapshot.statusDetail
+        data.reportedStatus = snapshot.status?.rawValue
+        data.statusBefore = stored?.state.status?.rawValue
+        data.statusAfter = status.rawValue
+        data.amountMinor = snapshot.amount?.minorUnits
+        data.currency = snapshot.amount?.currency ?? snapshot.modificationAmount?.currency
+        data.modificationAmountMinor = snapshot.modificationAmount?.minorUnits
+        data.merchantReference = snapshot.merchantReference
+        data.fetched = fetched ? true : nil
+        data.stale = outcome.stale ? true : nil
+        data.note = note
+        switch snapshot.refund {
+        case .increment(let reference, let amount)?:
+            data.refund = .init(kind: "increment", reference: reference, amountMinor: amount.minorUnits)
+        case .failed(let reference)?:
+            data.refund = .init(kind: "failed", reference: reference, amountMinor: nil)
+        case .total(let amount)?:
+            data.refund = .init(kind: "total", reference: nil, amountMinor: amount.minorUnits)
+        case nil:
+            break
+        }
+        try await insertEvent(type: CanonicalEvent.payment(snapshot).type, paymentID: paymentID, orderID: next.orderID,
+                              tokenID: nil, occurredAt: snapshot.occurredAt, data: data, source: source, on: connection)
+        return WrittenPayment(paymentID: paymentID, orderID: next.orderID)
+    }
+
+    package struct StoredPayment {
+        let id: Int64
+        let state: PaymentState
+    }
+
+    func selectPayment(provider: String, id: String, on connection: PostgresConnection) async throws -> StoredPayment? {
+        let rows = try await connection.query(ProcessingSQL.selectPaymentForUpdate, [.text(provider), .text(id)])
+        guard let row = rows.rows.first else { return nil }
+        let statusText: String = try row.decode("status")
+        var state = PaymentState()
+        state.status = PaymentStatus(rawValue: statusText)
+        state.amountMinor = try row.decode("amount_minor")
+        state.currency = try row.decode("currency")
+        state.refundedMinor = try row.decode("refunded_minor")
+        state.chargebacks = try row.decode("chargebacks")
+        state.chargebackReversals = try row.decode("chargeback_reversals")
+        state.captureFailures = try row.decode("capture_failures")
+        state.statusDetail = try row.decode("status_detail")
+        state.method = try row.decode("method")
+        state.funding = try row.decode("funding")
+        state.merchantReference = try row.decode("merchant_reference")
+        state.account = try row.decode("account")
+        if state.account == "" { state.account = nil }
+        state.orderID = try row.decode("order_id")
+        state.providerUpdatedAt = try row.decode("provider_updated_at")
+        return StoredPayment(id: try row.decode("id"), state: state)
+    }
+
+    /// What an event adds to `payment_adjustments`.
+    package enum Adjustment: Equatable {
+        case refund(reference: String, amount: Money)
+        case refundFailed(reference: String)
+        case counted(kind: String, reference: String, amount: Money?)
+    }
+
+    /// Webhook deltas only: fetched state reports totals and statuses, never increments.
+    static func adjustment(for snapshot: PaymentSnapshot, fetched: Bool, source: EventSource) -> Adjustment? {
+        switch snapshot.refund {
+        case .increment(let reference, let amount)?: return .refund(reference: reference, amount: amount)
+        case .failed(let reference)?: return .refundFailed(reference: reference)
+        case .total?, nil: break
+        }
+        guard !fetched else { return nil }
+        // The provider's identity of the event when it gives one: the same item in a
+        // differently composed batch is then the same adjustment.
+        let reference = snapshot.eventReference ?? source.itemReference
+        switch snapshot.transition {
+        case .advance(.chargedBack):
+            return .counted(kind: "chargeback", reference: reference, amount: snapshot.modificationAmount)
+        case .chargebackReversed:
+            return .counted(kind: "chargeback_reversal", reference: reference, amount: snapshot.modificationAmount)
+        case .captureFailed:
+            return .counted(kind: "capture_failure", reference: reference, amount: snapshot.modificationAmount)
+        default:
+            return nil
+        }
+    }
+
+    func record(_ adjustment: Adjustment, provider: String, paymentID: Int64, source: EventSource,
+                on connection: PostgresConnection) async throws -> AdjustmentTotals {
+        switch adjustment {
+        case .refund(let reference, let amount):
+            try await connection.query(ProcessingSQL.insertAdjustment, [
+                .text(provider), .text("refund"), .text(reference), .int(paymentID), .int(amount.minorUnits),
+                .text(amount.currency), .int(source.inboundEventID),
+            ])
+        case .refundFailed(let reference):
+            try await connection.query(ProcessingSQL.markRefundFailed, [
+                .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
+            ])
+        case .counted(let kind, let reference, let amount):
+            try await connection.query(ProcessingSQL.insertAdjustment, [
+                .text(provider), .text(kind), .text(reference), .int(paymentID), Self.int(amount?.minorUnits),
+                Self.text(amount?.currency), .int(source.inboundEventID),
+            ])
+        }
+        let rows = try await connection.query(ProcessingSQL.adjustmentTotals, [.int(paymentID)])
+        guard let row = rows.rows.first else { return AdjustmentTotals() }
+        return AdjustmentTotals(
+            refundedMinor: try row.decode("refunded"), chargebacks: try row.decode("chargebacks"),
+            chargebackReversals: try row.decode("reversals"), captureFailures: try row.decode("capture_failures"))
+    }
+
+    // MARK: Orders
+
+    @discardableResult
+    func applyOrder(_ order: OrderSnapshot, source: EventSource, note: String?,
+                    on connection: PostgresConnection) async throws -> Int64 {
+        let provider = order.provider.rawValue
+        let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
+        var orderID: Int64
+        var stale = false
+        var statusAfter = order.status?.rawValue
+        if let row = rows.rows.first {
+            orderID = try row.decode("id")
+            let storedStatus = PaymentStatus(rawValue: try row.decode("status", as: String.self))
+            let storedAt: Date? = try row.decode("provider_updated_at")
+            if let storedAt, let updatedAt = order.updatedAt, updatedAt < storedAt {
+                stale = true
+                statusAfter = storedStatus?.rawValue
+            } else {
+                var status = storedStatus
+                if let incoming = order.status, PaymentStatus.shouldReplace(current: storedStatus, with: incoming) {
+                    status = incoming
+                }
+                statusAfter = status?.rawValue
+                let storedAmount: Int64? = try row.decode("amount_minor")
+                let storedCurrency: String? = try row.decode("currency")
+                let updatedAt = [storedAt, order.updatedAt].compactMap { $0 }.max()
+                try await connection.query(ProcessingSQL.updateOrder, [
+                    .int(orderID), Self.text(order.merchantReference),
+                    Self.int(order.amount?.minorUnits ?? storedAmount), Self.text(order.amount?.currency ?? storedCurrency),
+                    .text(status?.rawValue ?? (try row.decode("status", as: String.self))), Self.date(updatedAt),
+                ])
+            }
+        } else {
+            orderID = try await insertOrder(order, account: source.account, on: connection)
+        }
+        for payment in order.payments {
+            try await applyPayment(payment, fetched: true, orderID: orderID, source: source, note: nil, on: connection)
+        }
+        var data = EventData(provider: provider)
+        data.providerOrderID = order.providerOrderID
+        data.providerStatus = order.providerStatus
+        data.statusDetail = order.providerStatusDetail
+        data.reportedStatus = order.status?.rawValue
+        data.statusAfter = statusAfter
+        data.amountMinor = order.amount?.minorUnits
+        data.currency = order.amount?.currency
+        data.merchantReference = order.merchantReference
+        data.fetched = true
+        data.stale = stale ? true : nil
+        data.note = note
+        try await insertEvent(type: "order.updated", paymentID: nil, orderID: orderID, tokenID: nil,
+                              occurredAt: order.updatedAt, data: data, source: source, on: connection)
+        return orderID
+    }
+
+    private func insertOrder(_ order: OrderSnapshot, account: String, on connection: PostgresConnection) async throws -> Int64 {
+        let provider = order.provider.rawValue
+        var reference = order.merchantReference
+        for _ in 0..<2 {
+            let rows = try await connection.query(ProcessingSQL.insertOrder, [
+                .text(provider), .text(account), .text(order.providerOrderID), Self.text(reference),
+                Self.int(order.amount?.minorUnits), Self.text(order.amount?.currency),
+                .text(order.status?.rawValue ?? "created"), Self.date(order.updatedAt),
+            ])
+            if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
+            let existing = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
+            if let id = try existing.rows.first?.decode("id", as: Int64.self) { return id }
+            // Another provider order already holds this merchant reference: keep the order, not
+            // the duplicate reference (orders_merchant_reference is unique per provider and account).
+            logger.warning("merchant reference already used by another order; stored without it", [
+                "provider": .string(provider), "order.provider_id": .string(order.providerOrderID),
+            ])
+            reference = nil
+        }
+        throw PostgresError(kind: .serializationFailure, message: "order row could not be created")
+    }
+
+    /// The order a payment names, created bare when the payment arrives first.
+    private func ensureOrder(provider: String, providerOrderID: String, account: String,
+                             on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(providerOrderID)])
+        if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
+        let inserted = try await connection.query(ProcessingSQL.insertOrder, [
+            .text(provider), .text(account), .text(providerOrderID), .null, .null, .null, .text("created"), .null,
+        ])
+        return try inserted.rows.first?.decode("id", as: Int64.self)
+    }
+
+    // MARK: Vault tokens
+
+    func applyToken(_ token: VaultTokenSnapshot, on connection: PostgresConnection) async throws -> Int64 {
+        let provider = token.provider.rawValue
+        let rows = try await connection.query(ProcessingSQL.selectTokenForUpdate, [.text(provider), .text(token.token)])
+        if let row = rows.rows.first {
+            let id: Int64 = try row.decode("id")
+            let storedStatus = VaultTokenStatus(rawValue: try row.decode("status", as: String.self)) ?? .active
+            let storedAt: Date? = try row.decode("provider_updated_at")
+            let wins = VaultTokenMerge.incomingWins(stored: storedStatus, storedAt: storedAt,
+                                                    incoming: token.status, incomingAt: token.occurredAt)
+            try await connection.query(ProcessingSQL.updateToken, [
+                .int(id), Self.text(token.account), Self.text(token.shopperReference), Self.text(token.customerID),
+                Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
+                .text((wins ? token.status : storedStatus).rawValue), Self.date(token.occurredAt), .bool(wins),
+                Self.text(token.firstPaymentReference),
+            ])
+            try await hooks.tokenStatusChanged(id, wins ? token.status : storedStatus, token.occurredAt, connection)
+            return id
+        }
+        let inserted = try await connection.query(ProcessingSQL.insertToken, [
+            .text(provider), .text(token.account ?? ""), .text(token.token), Self.text(token.shopperReference),
+            Self.text(token.customerID), Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
+            .text(token.status.rawValue), Self.date(token.occurredAt), Self.text(token.firstPaymentReference),
+        ])
+        guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
+            throw PostgresError(kind: .serializationFailure, message: "vault token row appeared concurrently")
+        }
+        return id
+    }
+
+    // MARK: History
+
+    private func insertEvent(type: String, paymentID: Int64?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
+                             data: EventData, source: EventSource, on connection: PostgresConnection) async throws {
+        try await connection.query(ProcessingSQL.insertPaymentEvent, [
+            Self.int(paymentID), Self.int(orderID), Self.int(tokenID), .int(source.inboundEventID), .text(type),
+            .timestamptz(occurredAt ?? source.receivedAt), .jsonb(data.json()),
+        ])
+    }
+
+    static func text(_ value: String?) -> PostgresValue { value.map(PostgresValue.text) ?? .null }
+    static func int(_ value: Int64?) -> PostgresValue { value.map(PostgresValue.int) ?? .null }
+    static func date(_ value: Date?) -> PostgresValue { value.map(PostgresValue.timestamptz) ?? .null }
+}
+
+/// `payment_events.data`: provider ids, status words, amounts and references only.
+package struct EventData: Sendable {
+    package struct Refund: Sendable {
+        let kind: String
+        let reference: String?
+        let amountMinor: Int64?
+    }
+
+    let provider: String
+    var providerPaymentID: String?
+    var providerOrderID: String?
+    var providerStatus: String?
+    var providerEventType: String?
+    var statusDetail: String?
+    var reportedStatus: String?
+    var statusBefore: String?
+    var statusAfter: String?
+    var amountMinor: Int64?
+    var currency: String?
+    var modificationAmountMinor: Int64?
+    var merchantReference: String?
+    var reference: String?
+    var refund: Refund?
+    var token: String?
+    var tokenStatus: String?
+    var tokenChange: String?
+    var fetched: Bool?
+    var stale: Bool?
+    var note: String?
+
+
+    init(provider: String) { self.provider = provider }
+
+    /// Built by hand rather than with `JSONEncoder`, which dominated the per-event CPU time
+    /// on Linux; keys are sorted like the encoder's `.sortedKeys` output.
+    func json() -> String {
+        var fields: [(String, String)] = [("provider", JSONString.quote(provider))]
+        func add(_ key: String, _ value: String?) { if let value { fields.append((key, JSONString.quote(value))) } }
+        func add(_ key: String, _ value: Int64?) { if let value { fields.append((key, String(value))) } }
+        func add(_ key: String, _ value: Bool?) { if let value { fields.append((key, value ? "true" : "false")) } }
+        add("provider_payment_id", providerPaymentID)
+        add("provider_order_id", providerOrderID)
+        add("provider_status", providerStatus)
+        add("provider_event_type", providerEventType)
+        add("status_detail", statusDetail)
+        add("reported_status", reportedStatus)
+        add("status_before", statusBefore)
+        add("status_after", statusAfter)
+        add("amount_minor", amountMinor)
+        add("currency", currency)
+        add("modification_amount_minor", modificationAmountMinor)
+        add("merchant_reference", merchantReference)
+        add("reference", reference)
+        if let refund {
+            var parts = ["\"kind\":" + JSONString.quote(refund.kind)]
+            if let reference = refund.reference { parts.append("\"reference\":" + JSONString.quote(reference)) }
+            if let amount = refund.amountMinor { parts.append("\"amount_minor\":" + String(amount)) }
+            fields.append(("refund", "{" + parts.sorted().joined(separator: ",") + "}"))
+        }
+        add("token", token)
+        add("token_status", tokenStatus)
+        add("token_change", tokenChange)
+        add("fetched", fetched)
+        add("stale", stale)
+        add("note", note)
+        fields.sort { $0.0 < $1.0 }
+        return "{" + fields.map { JSONString.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    }
+}

@@ -1,0 +1,371 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
+import Synchronization
+
+/// How a processor runs; fixed at start.
+package struct ProcessorSettings: Sendable, Equatable {
+    package init(batchSize: Int = 100, workers: Int = 2, pollInterval: Duration = .seconds(1), maxConcurrentFetches: Int = 16) {
+        self.batchSize = batchSize
+        self.workers = workers
+        self.pollInterval = pollInterval
+        self.maxConcurrentFetches = maxConcurrentFetches
+    }
+
+    /// Rows claimed per transaction.
+    package var batchSize: Int = 100
+    /// Concurrent claim loops in this process (each holds one pooled connection while busy).
+    package var workers: Int = 2
+    /// How often to look for due rows without a notification: retries become due silently,
+    /// and a NOTIFY can be lost while the listener reconnects.
+    var pollInterval: Duration = .seconds(1)
+    /// Provider fetches in flight per batch.
+    var maxConcurrentFetches: Int = 16
+    package var retry = RetryPolicy()
+}
+
+/// What one batch did; for tests, metrics and the drain loop.
+package struct BatchOutcome: Sendable, Equatable {
+    var claimed = 0
+    var processed = 0
+    var retried = 0
+    var dead = 0
+}
+
+/// Claims due `inbound_events` and normalizes them into the canonical tables.
+///
+/// Each batch is one transaction: claim up to ``ProcessorSettings/batchSize`` due pending rows
+/// with `FOR UPDATE SKIP LOCKED` (so any number of processors, in any number of processes,
+/// take disjoint rows), decode them and fetch provider state, lock every payment / order /
+/// token key the batch touches with transaction-scoped advisory locks in one sorted order
+/// (two processors with events of the same payment serialize and never deadlock), then apply
+/// each event inside its own SAVEPOINT so one failing event rolls back alone. Failed events
+/// get `attempts + 1` and a backoff (``RetryPolicy``), or become `dead` with a `dead_letters`
+/// row (see ``ProcessingFailure`` for what is retried). A failure of the batch itself
+/// (connection lost, commit failed) changes nothing; its rows are counted as failed attempts
+/// in a separate transaction when the database allows, otherwise they are simply claimed again.
+///
+/// Wake-ups: LISTEN `payhook_inbound_events` (the insert trigger notifies once per statement),
+/// a poll every ``ProcessorSettings/pollInterval``, and the listener's `""` (re)connect signal.
+/// A worker drains while batches come back full.
+///
+/// Threading: `run` owns its tasks; `stop` may be called from anywhere and lets the current
+/// batches finish (their transactions commit) before `run` returns.
+package final class InboundEventProcessor: Sendable {
+    static let channel = "payhook_inbound_events"
+
+    private let pool: PostgresPool
+    private let conninfo: String
+    private let interpreter: InboundEventInterpreter
+    private let applier: CanonicalEventApplier
+    /// Queues fulfillment and merchant callbacks in the batch's transaction.
+    private let followUps: FulfillmentTrigger
+    private let hooks: ProcessingHooks
+    private let settings: ProcessorSettings
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private let jitter: @Sendable () -> Double
+    private let metrics: ProcessingMetrics?
+    private let control = Mutex(Control())
+
+    private struct Control {
+        var stopped = false
+        var wakers: [AsyncStream<Void>.Continuation] = []
+    }
+
+    /// - Parameters:
+    ///   - conninfo: for the LISTEN session (the pool serves everything else).
+    ///   - hooks: what other features do in the processing transaction (``ProcessingHooks``).
+    ///   - now: the clock for claiming due rows and computing `next_attempt_at`.
+    ///   - jitter: a random value in `0..<1` per retry.
+    package init(pool: PostgresPool, conninfo: String, clients: PaymentProviderClients, hooks: ProcessingHooks,
+         settings: ProcessorSettings, logger: Logger, metrics: MetricsRegistry? = nil, fulfillment: FulfillmentSettings = FulfillmentSettings(),
+         now: @escaping @Sendable () -> Date = { Date() },
+         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.metrics = metrics.map(ProcessingMetrics.init)
+        self.pool = pool
+        self.conninfo = conninfo
+        self.interpreter = InboundEventInterpreter(clients: clients)
+        self.applier = CanonicalEventApplier(logger: logger, hooks: hooks)
+        self.hooks = hooks
+        self.followUps = FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment)
+        self.settings = settings
+        self.logger = logger
+        self.now = now
+        self.jitter = jitter
+    }
+
+    // MARK: Loop
+
+    /// Runs the workers until ``stop()``.
+    package func run() async {
+        let workerCount = max(1, settings.workers)
+        var streams: [AsyncStream<Void>] = []
+        let registered: Bool = control.withLock { control in
+            guard !control.stopped else { return false }
+            for _ in 0..<workerCount {
+                let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                continuation.yield()  // look once at start: rows may be waiting already
+                control.wakers.append(continuation)
+                streams.append(stream)
+            }
+            return true
+        }
+        guard registered else { return }
+        let listener = PostgresListener.start(conninfo: conninfo, channels: [Self.channel])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in listener.notifications { self.wake() }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: self.settings.pollInterval)
+                    self.wake()
+                }
+            }
+            await withTaskGroup(of: Void.self) { workers in
+                for stream in streams {
+                    workers.addTask { await self.work(stream) }
+                }
+            }
+            listener.stop()
+            group.cancelAll()
+        }
+    }
+
+    /// Stops taking new batches; batches in progress commit, then `run` returns.
+    package func stop() {
+        let wakers = control.withLock { control in
+            control.stopped = true
+            let wakers = control.wakers
+            control.wakers = []
+            return wakers
+        }
+        for waker in wakers { waker.finish() }
+    }
+
+    private var isStopped: Bool { control.withLock { $0.stopped } }
+
+    private func wake() {
+        let wakers = control.withLock { $0.wakers }
+        for waker in wakers { waker.yield() }
+    }
+
+    private func work(_ wakes: AsyncStream<Void>) async {
+        for await _ in wakes {
+            var backoff = Duration.milliseconds(50)
+            while !isStopped {
+                do {
+                    let outcome = try await processBatch()
+                    backoff = .milliseconds(50)
+                    if outcome.claimed < settings.batchSize { break }
+                } catch {
+                    // The database is unreachable or the batch failed as a whole: wait a little
+                    // rather than spin; the next wake or poll tries again.
+                    logger.error("inbound event batch failed", ["error": .string(String(describing: error))])
+                    try? await Task.sleep(for: backoff)
+                    backoff = min(backoff * 2, .seconds(2))
+                    break
+                }
+            }
+        }
+    }
+
+    // MARK: One batch
+
+    /// Claims and processes one batch; returns what it did.
+    /// - Throws: a `PostgresError` when the batch as a whole failed (its rows stay pending).
+    @discardableResult
+    func processBatch() async throws -> BatchOutcome {
+        var claimedIDs: [ClaimedInboundEvent] = []
+        let started = ContinuousClock.now
+        do {
+            let outcome = try await pool.withConnection { connection in
+                try await connection.transaction { connection in
+                    try await self.processBatch(on: connection) { claimedIDs = $0 }
+                }
+            }
+            metrics?.record(outcome, duration: ContinuousClock.now - started)
+            return outcome
+        } catch {
+            if !claimedIDs.isEmpty {
+                await recordBatchFailure(claimedIDs, error: error)
+            }
+            metrics?.batchFailures.increment()
+            throw error
+        }
+    }
+
+    private func processBatch(on connection: PostgresConnection,
+                              claimed report: ([ClaimedInboundEvent]) -> Void) async throws -> BatchOutcome {
+        let claimNow = now()
+        let rows = try await connection.query(ProcessingSQL.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
+        var claimed: [ClaimedInboundEvent] = []
+        claimed.reserveCapacity(rows.rows.count)
+        for row in rows {
+            let providerText: String = try row.decode("provider")
+            claimed.append(ClaimedInboundEvent(
+                id: try row.decode("id"), provider: ProviderID(rawValue: providerText), providerText: providerText,
+                account: try row.decode("account"), body: try row.decode("body"), attempts: try row.decode("attempts"),
+                receivedAt: try row.decode("received_at")))
+        }
+        report(claimed)
+        var outcome = BatchOutcome(claimed: claimed.count)
+        guard !claimed.isEmpty else { return outcome }
+
+        let plans = await interpretAll(claimed)
+        var keys: [String] = []
+        for plan in plans {
+            if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }
+        }
+        if !keys.isEmpty {
+            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
+        }
+
+        var processed: [Int64] = []
+        var touched = CanonicalEventApplier.TouchedRows()
+        let failedAt = now()
+        // Releasing one event's savepoint and opening the next one's share a round trip.
+        var savepointOpen = false
+        for (event, plan) in zip(claimed, plans) {
+            switch plan {
+            case .success(let events):
+                if !savepointOpen {
+                    try await connection.execute("SAVEPOINT inbound_event")
+                    savepointOpen = true
+                }
+                do {
+                    let rows = try await applier.apply(events, inboundEventID: event.id, account: event.account,
+                                                       receivedAt: event.receivedAt,
+                                                       on: connection)
+                    try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
+                    processed.append(event.id)
+                    touched.merge(rows)
+                } catch {
+                    try await connection.execute("ROLLBACK TO SAVEPOINT inbound_event; RELEASE SAVEPOINT inbound_event")
+                    savepointOpen = false
+                    let failure = (error as? ProcessingFailure) ?? .database(error)
+                    if try await recordFailure(event, failure, at: failedAt, on: connection) { outcome.dead += 1 } else { outcome.retried += 1 }
+                }
+            case .failure(let failure):
+                if try await recordFailure(event, failure, at: failedAt, on: connection) { outcome.dead += 1 } else { outcome.retried += 1 }
+            }
+        }
+        if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
+        if !processed.isEmpty {
+            try await followUps.afterProcessing(touched, on: connection)
+            try await hooks.afterBatch(touched, connection)
+            try await connection.query(ProcessingSQL.markProcessed, [.integerArray(processed)])
+        }
+        outcome.processed = processed.count
+        return outcome
+    }
+
+    /// Decodes every claimed event and runs the provider fetches, a bounded number at once.
+    private func interpretAll(_ claimed: [ClaimedInboundEvent]) async -> [Result<[ApplicableEvent], ProcessingFailure>] {
+        // Adyen events need no fetch; decoding them inline avoids a task per event.
+        var results = [Result<[ApplicableEvent], ProcessingFailure>?](repeating: nil, count: claimed.count)
+        var remote: [Int] = []
+        for (index, event) in claimed.enumerated() {
+            if event.provider == .adyen || event.provider == nil {
+                results[index] = await interpreter.interpret(event)
+            } else {
+                remote.append(index)
+            }
+        }
+        if !remote.isEmpty {
+            let interpreter = self.interpreter
+            let limit = max(1, settings.maxConcurrentFetches)
+            await withTaskGroup(of: (Int, Result<[ApplicableEvent], ProcessingFailure>).self) { group in
+                var next = 0
+                func add() {
+                    let index = remote[next]
+                    let event = claimed[index]
+                    group.addTask { (index, await interpreter.interpret(event)) }
+                    next += 1
+                }
+                while next < remote.count, next < limit { add() }
+                for await (index, result) in group {
+                    results[index] = result
+                    if next < remote.count { add() }
+                }
+            }
+        }
+        return results.map { $0 ?? .failure(ProcessingFailure(retryable: true, reason: "max_attempts_exceeded", message: "event was not interpreted")) }
+    }
+
+    /// Counts a failed attempt: a retry with backoff, or a dead event with its dead letter.
+    /// - Returns: `true` when the event is now dead.
+    private func recordFailure(_ event: ClaimedInboundEvent, _ failure: ProcessingFailure, at time: Date,
+                               on connection: PostgresConnection) async throws -> Bool {
+        let attempt = event.attempts + 1
+        let fields: [String: LogValue] = [
+            "inbound_event.id": .int(event.id), "provider": .string(event.providerText),
+            "inbound_event.attempt": .init(attempt), "error": .string(failure.message),
+        ]
+        if failure.retryable, !settings.retry.isExhausted(afterAttempt: attempt) {
+            let due = settings.retry.nextAttempt(after: attempt, now: time, jitter: jitter())
+            try await connection.query(ProcessingSQL.scheduleRetry, [
+                .int(event.id), .int(Int64(attempt)), .timestamptz(due), .text(failure.message),
+            ])
+            logger.warning("inbound event failed; will retry", fields)
+            return false
+        }
+        let reason = failure.reason
+        try await connection.query(ProcessingSQL.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
+        try await connection.query(ProcessingSQL.insertDeadLetter, [
+            .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),
+        ])
+        logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason)]) { $1 })
+        return true
+    }
+
+    /// After a batch failed as a whole, counts an attempt against each claimed row in a fresh
+    /// transaction, so that an event which breaks its batch every time still ends up dead.
+    private func recordBatchFailure(_ claimed: [ClaimedInboundEvent], error: any Error) async {
+        let failure = ProcessingFailure.database(error)
+        let time = now()
+        do {
+            try await pool.transaction { connection in
+                for event in claimed {
+                    _ = try await self.recordFailure(event, failure, at: time, on: connection)
+                }
+            }
+        } catch {
+            logger.warning("could not record the failed batch; its events stay pending",
+                           ["error": .string(String(describing: error))])
+        }
+    }
+}
+
+/// Processing counters for `/metrics`, as handles so a batch never hashes labels.
+package struct ProcessingMetrics: Sendable {
+    let processed: MetricsRegistry.Counter
+    let retried: MetricsRegistry.Counter
+    let dead: MetricsRegistry.Counter
+    let batchFailures: MetricsRegistry.Counter
+    let batchDuration: MetricsRegistry.Histogram
+
+    init(registry: MetricsRegistry) {
+        registry.describe("payhook_processing_events_total", type: "counter",
+                          help: "Inbound events handled by processors, by outcome (processed, retried, dead).")
+        registry.describe("payhook_processing_batch_failures_total", type: "counter",
+                          help: "Processing batches that failed as a whole (their events were charged an attempt).")
+        registry.describe("payhook_processing_batch_duration_seconds", type: "histogram",
+                          help: "Time to claim, interpret and commit one batch.")
+        processed = registry.counter("payhook_processing_events_total", [("outcome", "processed")])
+        retried = registry.counter("payhook_processing_events_total", [("outcome", "retried")])
+        dead = registry.counter("payhook_processing_events_total", [("outcome", "dead")])
+        batchFailures = registry.counter("payhook_processing_batch_failures_total")
+        batchDuration = registry.histogram("payhook_processing_batch_duration_seconds")
+    }
+
+    func record(_ outcome: BatchOutcome, duration: Duration) {
+        processed.increment(by: UInt64(max(0, outcome.processed)))
+        retried.increment(by: UInt64(max(0, outcome.retried)))
+        dead.increment(by: UInt64(max(0, outcome.dead)))
+        if outcome.claimed > 0 { batchDuration.observe(duration) }
+    }
+}

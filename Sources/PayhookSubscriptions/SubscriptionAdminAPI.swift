@@ -1,0 +1,91 @@
+import Foundation
+import PayhookHTTP
+import PayhookAdmin
+import PayhookPostgres
+
+/// The admin listener's `/v1/subscriptions` routes: JSON over the same `SubscriptionOperations`
+/// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).
+///
+/// | route                                   | does                                           |
+/// |-----------------------------------------|------------------------------------------------|
+/// | `POST /v1/subscriptions`                | create (201 with the subscription and its `id`) |
+/// | `GET /v1/subscriptions`                 | list (`?status=`, `?provider=`, `?limit=`)      |
+/// | `GET /v1/subscriptions/{id}`            | one, with its charges                           |
+/// | `POST /v1/subscriptions/{id}/cancel`    | cancel; also `pause`, `resume`                  |
+///
+/// Errors are `{"code", "message", "field"}` like the dead-letter routes: 400 names the body
+/// field (dotted, `amount.value`) or query parameter at fault, 404 an unknown id or token, 409 a
+/// reference already used or an action the status forbids. Action bodies are optional:
+/// `{"note": "…", "actor": "…"}`.
+package struct SubscriptionAdminAPI: AdminRoutes {
+    let operations: SubscriptionOperations
+
+    init(operations: SubscriptionOperations) {
+        self.operations = operations
+    }
+
+    /// The routes over `pool`, as `PayhookServer` wires them.
+    package init(pool: PostgresPool) {
+        self.init(operations: SubscriptionOperations(pool: pool))
+    }
+
+    package let prefix = "/v1/subscriptions"
+    static let actions: Set<String> = ["cancel", "pause", "resume"]
+
+    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+        try await Self.route(request, route, operations)
+    }
+
+    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: SubscriptionOperations) async throws -> HTTPResponse {
+        let context: [JSONOutput.Member] = [
+            .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
+        ]
+        switch (request.method, route.count) {
+        case ("POST", 0):
+            let draft = try NewSubscription.parse(request.body, now: operations.now())
+            let action = OperatorAction(actor: draft.actor ?? "admin-api", context: context)
+            let created = try await operations.create(draft, by: action)
+            return .admin(201, created.json)
+        case ("GET", 0):
+            let query = try listQuery(request.rawQuery)
+            let subscriptions = try await operations.list(status: query.status, provider: query.provider, limit: query.limit)
+            return .admin(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
+        case ("GET", 1):
+            return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
+        case ("POST", 2) where actions.contains(route[1]):
+            let id = try AdminRequest.pathID(route[0], of: "subscription")
+            let body = try OperatorAction.parseBody(request.body)
+            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
+            let outcome = switch route[1] {
+            case "cancel": try await operations.cancel(id: id, by: action)
+            case "pause": try await operations.pause(id: id, by: action)
+            default: try await operations.resume(id: id, by: action)
+            }
+            return .admin(200, outcome.json)
+        case (_, 0), (_, 1):
+            return .adminMethodNotAllowed(request.method)
+        case (_, 2) where actions.contains(route[1]):
+            return .adminMethodNotAllowed(request.method)
+        default:
+            return .adminNoSuchRoute
+        }
+    }
+
+    static func listQuery(_ query: String) throws(OperationsError) -> (status: Subscription.Status?, provider: String?, limit: Int) {
+        var result: (status: Subscription.Status?, provider: String?, limit: Int) = (nil, nil, 100)
+        for (name, value) in AdminRequest.queryPairs(query) {
+            switch name {
+            case "status":
+                guard let status = Subscription.Status(rawValue: value) else {
+                    throw .invalid("status", "status must be one of \(Subscription.Status.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                result.status = status
+            case "provider": result.provider = value
+            case "limit": result.limit = try AdminRequest.limit(value)
+            default:
+                throw .invalid(name, "unknown query parameter \(name); known: status, provider, limit")
+            }
+        }
+        return result
+    }
+}
