@@ -65,3 +65,7 @@ package final class RejectedDeliveryRecorder: Sendable {
         }
     }
 }
+
+extension RejectedDeliveryRecorder: Service {
+    package var serviceName: String { "rejected-delivery recorder" }
+}

@@ -24,3 +24,7 @@ package final class BackgroundMaintenance: Sendable {
         gauges.stop()
     }
 }
+
+extension BackgroundMaintenance: Service {
+    package var serviceName: String { "maintenance" }
+}

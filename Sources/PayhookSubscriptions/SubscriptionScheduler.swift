@@ -303,3 +303,7 @@ package struct ChargeJobPayload: Sendable, Equatable, Codable {
         ]).rendered
     }
 }
+
+extension SubscriptionScheduler: Service {
+    package var serviceName: String { "scheduler" }
+}

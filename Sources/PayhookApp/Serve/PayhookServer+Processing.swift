@@ -45,9 +45,4 @@ extension PayhookServer {
         return PaymentProviderClients(clients)
     }
 
-    /// Runs the processor until `stop()`; returns at once when the role is off.
-    func runProcessor() async {
-        guard let processor else { return }
-        await processor.run()
-    }
 }

@@ -45,17 +45,7 @@ extension PayhookServer {
                              logger: workerLogger)
     }
 
-    /// Runs the scheduler until `stop`; returns at once when the role is off.
-    func runScheduler() async {
-        guard let scheduler else { return }
-        await scheduler.run()
-    }
 
-    /// Runs the worker until `stop`; returns at once when the role is off.
-    func runWorker() async {
-        guard let worker else { return }
-        await worker.run()
-    }
 }
 
 /// Job runs by kind and outcome, how long they ran and how long they waited to start.

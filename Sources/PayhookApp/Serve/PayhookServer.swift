@@ -170,6 +170,8 @@ final class PayhookServer: Sendable {
     }
 
     /// Starts listening and runs until `shutdown` resolves; then drains and returns.
+    /// - Throws: ``ServiceEndedEarly`` when a part of the process stopped on its own (the
+    ///   process then exits non-zero, so its supervisor restarts it).
     func run(until shutdown: @escaping @Sendable () async -> Void) async throws {
         let ingressOn = roles.contains("ingress")
         if ingressOn { try ingressServer.start() }
@@ -183,33 +185,44 @@ final class PayhookServer: Sendable {
         if configuration.adminToken == nil {
             logger.warning("PAYHOOK_ADMIN_TOKEN is not set: the admin API and /metrics refuse every request")
         }
-        let writer = self.writer
-        let rejections = self.rejections
-        async let writing: Void = writer.run(writers: Self.writerCount)
-        async let recording: Void = rejections.run()
-        async let processing: Void = runProcessor()
-        async let working: Void = runWorker()
-        async let scheduling: Void = runScheduler()
-        let maintenance = self.maintenance
-        async let maintaining: Void = maintenance.run()
-
-        await shutdown()
-        logger.info("shutting down: no new connections; draining queued deliveries")
-        ingressServer.stopAccepting()
-        adminServer.stopAccepting()
-        writer.stop()
-        rejections.stop()
-        processor?.stop()
-        scheduler?.stop()
-        worker?.shutdown(gracePeriod: Self.jobGracePeriod)
-        maintenance.stop()
-        _ = await (writing, recording, processing, working, scheduling, maintaining)
+        let ending = await ServiceGroup(services, logger: logger).run(until: shutdown) {
+            logger.info("shutting down: no new connections; draining queued deliveries")
+            ingressServer.stopAccepting()
+            adminServer.stopAccepting()
+        }
         if ingressOn { ingressServer.stop() }
         adminServer.stop()
         await pool.close()
         logger.info("payhook stopped")
+        if case .serviceEnded(let name) = ending { throw ServiceEndedEarly(service: name) }
+    }
+
+    /// The long-running parts of this process's roles, in graceful-shutdown order: the ingress
+    /// writers first (an acknowledged delivery is stored before anything else stops), then
+    /// what consumes the inbox and the jobs, maintenance last.
+    var services: [any Service] {
+        let writer = self.writer
+        var services: [any Service] = [
+            ServiceClosures("ingress writer", run: { await writer.run(writers: Self.writerCount) }, stop: { writer.stop() }),
+            rejections,
+        ]
+        if let processor { services.append(processor) }
+        if let scheduler { services.append(scheduler) }
+        if let worker {
+            services.append(ServiceClosures("job worker", run: { await worker.run() },
+                                            stop: { worker.shutdown(gracePeriod: Self.jobGracePeriod) }))
+        }
+        services.append(maintenance)
+        return services
     }
 
     var ingressPort: Int { ingressServer.boundPort }
     var adminPort: Int { adminServer.boundPort }
+}
+
+/// A long-running part of `payhook serve` returned before shutdown; the process stopped the
+/// rest and exits, rather than keep acknowledging webhooks nobody processes.
+struct ServiceEndedEarly: Error, CustomStringConvertible {
+    let service: String
+    var description: String { "the \(service) stopped on its own; payhook shut down" }
 }

@@ -369,3 +369,7 @@ package struct ProcessingMetrics: Sendable {
         if outcome.claimed > 0 { batchDuration.observe(duration) }
     }
 }
+
+extension InboundEventProcessor: Service {
+    package var serviceName: String { "processor" }
+}
