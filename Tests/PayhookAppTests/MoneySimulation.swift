@@ -120,7 +120,7 @@ struct MoneySimulation {
         settings.maxPendingChecks = 4
         let fulfillment = FulfillmentSettings()
         var processorSettings = ProcessorSettings()
-        processorSettings.retry.maxAttempts = 3
+        processorSettings.maxAttempts = 3
         let now: @Sendable () -> Date = { clock.now }
         let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
                                               logger: .silent, fulfillment: fulfillment, now: now, jitter: { 0.5 })

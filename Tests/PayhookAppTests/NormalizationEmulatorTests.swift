@@ -36,7 +36,7 @@ struct NormalizationEmulatorTests {
                          http: http, timeout: clientTimeout),
         ])
         var settings = ProcessorSettings()
-        settings.retry.maxAttempts = 3
+        settings.maxAttempts = 3
         let clock = harness.clock
         let processor = InboundEventProcessor(
             pool: harness.pool, conninfo: harness.database.url, clients: clients, hooks: .subscriptions, settings: settings,

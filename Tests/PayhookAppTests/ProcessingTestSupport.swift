@@ -102,7 +102,7 @@ struct ProcessingHarness: Sendable {
 
     func processor(maxAttempts: Int = 8, batchSize: Int = 100, workers: Int = 1) -> InboundEventProcessor {
         var settings = ProcessorSettings()
-        settings.retry.maxAttempts = maxAttempts
+        settings.maxAttempts = maxAttempts
         settings.batchSize = batchSize
         settings.workers = workers
         settings.pollInterval = .milliseconds(200)

@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookProviders
+import PayhookQueue
 import Testing
 @testable import PayhookApp
 @testable import PayhookAdmin
@@ -16,13 +17,15 @@ struct ProcessingUnitTests {
         (1, 0.0, 0.5), (1, 1.0, 1.0), (2, 0.0, 1.0), (3, 0.5, 3.0), (8, 0.0, 64.0), (11, 0.0, 300.0), (40, 1.0, 600.0),
     ])
     func backoff(attempt: Int, jitter: Double, seconds: Double) {
-        let policy = RetryPolicy(baseDelay: .seconds(1), maxDelay: .seconds(600), maxAttempts: 8)
-        #expect(abs(policy.delay(afterAttempt: attempt, jitter: jitter).seconds - seconds) < 0.001)
+        let policy = ProcessorSettings().retry
+        #expect(abs(policy.delay(afterAttempt: attempt, unitRandom: jitter).seconds - seconds) < 0.001)
     }
 
     @Test("the next attempt is due from the injected clock; the last attempt exhausts")
     func nextAttempt() {
-        let policy = RetryPolicy(baseDelay: .seconds(2), maxDelay: .seconds(60), maxAttempts: 3)
+        var policy = ProcessorSettings()
+        policy.retry = RetryPolicy(base: .seconds(2), maximum: .seconds(60), jitter: 0.5)
+        policy.maxAttempts = 3
         let now = Date(timeIntervalSince1970: 1_000_000)
         #expect(policy.nextAttempt(after: 2, now: now, jitter: 0) == now.addingTimeInterval(2))
         #expect(!policy.isExhausted(afterAttempt: 2))

@@ -176,7 +176,7 @@ struct PrometheusFormatTests {
 
         let harness = try await ProcessingHarness.make("metrics")
         var settings = ProcessorSettings()
-        settings.retry.maxAttempts = 1  // the unparseable body dies on its first attempt
+        settings.maxAttempts = 1  // the unparseable body dies on its first attempt
         let clock = harness.clock
         let processor = InboundEventProcessor(
             pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), hooks: .subscriptions, settings: settings,

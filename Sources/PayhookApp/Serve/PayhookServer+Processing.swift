@@ -12,7 +12,7 @@ extension PayhookServer {
         var settings = ProcessorSettings()
         settings.workers = configuration.processorWorkers
         settings.batchSize = configuration.processorBatchSize
-        settings.retry.maxAttempts = configuration.maxAttempts
+        settings.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: clients,
             hooks: .subscriptions, settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,

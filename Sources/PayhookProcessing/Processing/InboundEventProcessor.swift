@@ -7,12 +7,7 @@ import Synchronization
 
 /// How a processor runs; fixed at start.
 package struct ProcessorSettings: Sendable, Equatable {
-    package init(batchSize: Int = 100, workers: Int = 2, pollInterval: Duration = .seconds(1), maxConcurrentFetches: Int = 16) {
-        self.batchSize = batchSize
-        self.workers = workers
-        self.pollInterval = pollInterval
-        self.maxConcurrentFetches = maxConcurrentFetches
-    }
+    package init() {}
 
     /// Rows claimed per transaction.
     package var batchSize: Int = 100
@@ -23,7 +18,21 @@ package struct ProcessorSettings: Sendable, Equatable {
     var pollInterval: Duration = .seconds(1)
     /// Provider fetches in flight per batch.
     var maxConcurrentFetches: Int = 16
-    package var retry = RetryPolicy()
+    /// When a failed event is tried again. Equal jitter (half fixed, half random): after an
+    /// outage every processor fails the same events at once, and this spreads their retries
+    /// while keeping a floor, so no retry comes back immediately.
+    package var retry = RetryPolicy(base: .seconds(1), maximum: .seconds(600), jitter: 0.5)
+    /// Attempts after which the event is dead (`PAYHOOK_MAX_ATTEMPTS`).
+    package var maxAttempts = 8
+
+    /// Whether an event whose `attempt`-th attempt just failed has no attempts left.
+    func isExhausted(afterAttempt attempt: Int) -> Bool { attempt >= maxAttempts }
+
+    /// When the next attempt is due, from the clock's `now`.
+    /// - Parameter jitter: a value in `0...1`; 0 waits half the backoff, 1 all of it.
+    func nextAttempt(after attempt: Int, now: Date, jitter: Double) -> Date {
+        now.addingTimeInterval(retry.delay(afterAttempt: attempt, unitRandom: jitter).seconds)
+    }
 }
 
 /// What one batch did; for tests, metrics and the drain loop.
@@ -305,8 +314,8 @@ package final class InboundEventProcessor: Sendable {
             "inbound_event.id": .int(event.id), "provider": .string(event.providerText),
             "inbound_event.attempt": .init(attempt), "error": .string(failure.message),
         ]
-        if failure.retryable, !settings.retry.isExhausted(afterAttempt: attempt) {
-            let due = settings.retry.nextAttempt(after: attempt, now: time, jitter: jitter())
+        if failure.retryable, !settings.isExhausted(afterAttempt: attempt) {
+            let due = settings.nextAttempt(after: attempt, now: time, jitter: jitter())
             try await connection.query(ProcessingSQL.scheduleRetry, [
                 .int(event.id), .int(Int64(attempt)), .timestamptz(due), .text(failure.message),
             ])
