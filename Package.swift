@@ -5,6 +5,8 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    // Imports are internal unless marked: no C module leaks through a Swift module's interface.
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

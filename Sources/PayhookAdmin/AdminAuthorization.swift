@@ -1,6 +1,6 @@
-import PayhookCore
-import PayhookCrypto
-import PayhookHTTP
+package import PayhookCore
+package import PayhookCrypto
+package import PayhookHTTP
 
 /// Bearer-token check for the admin listener, compared in constant time.
 package enum AdminAuthorization {

@@ -1,4 +1,4 @@
-import PayhookHTTP
+package import PayhookHTTP
 
 /// One admin API, mounted under a path prefix such as `/v1/dead-letters`.
 ///

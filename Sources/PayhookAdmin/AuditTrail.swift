@@ -1,5 +1,5 @@
-import Foundation
-import PayhookPostgres
+package import Foundation
+package import PayhookPostgres
 
 /// Appends operator actions to `audit_log`.
 package enum AuditTrail {

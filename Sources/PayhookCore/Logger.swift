@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A value in a structured log line.
 public enum LogValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A provider order as fetched (Mercado Pago `GET /v1/orders/{id}`): the input for an
 /// `orders` upsert and for each of its payments.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One provider payment as one event describes it: the input for a `payments` upsert and a
 /// `payment_events` row.

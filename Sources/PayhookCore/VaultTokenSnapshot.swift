@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A stored payment method as the provider describes it: what `vault_tokens` holds.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One webhook delivery exactly as it arrived, before anything is trusted.
 ///

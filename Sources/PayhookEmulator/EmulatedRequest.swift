@@ -1,4 +1,4 @@
-import PayhookCore
+public import PayhookCore
 
 /// One request the emulator received, as kept in its log for assertions.
 ///

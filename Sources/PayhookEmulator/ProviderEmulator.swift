@@ -1,8 +1,8 @@
-import Dispatch
-import Foundation
-import PayhookCore
-import PayhookHTTP
-import Synchronization
+public import Dispatch
+public import Foundation
+public import PayhookCore
+public import PayhookHTTP
+public import Synchronization
 
 /// One HTTP server that plays Mercado Pago, Adyen and PXP Unity for tests and local runs.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One outbound HTTP call (provider API, merchant callback).
 public struct HTTPClientRequest: Sendable {

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
-import PayhookCore
-import Synchronization
+public import PayhookCore
+public import Synchronization
 
 /// `HTTPClient` on URLSession (libcurl underneath on Linux).
 ///

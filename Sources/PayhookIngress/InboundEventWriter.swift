@@ -1,7 +1,7 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import Synchronization
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import Synchronization
 
 /// A verified delivery on its way into `inbound_events`.
 package struct InboundEventDraft: Sendable {

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
 
 /// A delivery that failed verification, kept for forensics.
 package struct RejectedDelivery: Sendable {

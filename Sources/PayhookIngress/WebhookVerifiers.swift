@@ -1,5 +1,5 @@
-import PayhookCore
-import PayhookProviders
+package import PayhookCore
+package import PayhookProviders
 
 /// The verifier for each configured (provider, account) route, built once from configuration.
 package struct WebhookVerifiers: Sendable {

@@ -1,5 +1,5 @@
-import PayhookCore
-import PayhookPostgres
+package import PayhookCore
+package import PayhookPostgres
 
 /// The loops `serve` runs besides its roles: retention and the database-backed gauges.
 /// One owner, so `PayhookServer` starts and stops them with one call each.

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// One row of `dead_letters`: work that exhausted its retries, and what an operator did about it.
 package struct DeadLetter: Sendable, Equatable {

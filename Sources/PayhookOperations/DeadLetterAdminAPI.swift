@@ -1,6 +1,6 @@
-import Foundation
-import PayhookHTTP
-import PayhookAdmin
+package import Foundation
+package import PayhookHTTP
+package import PayhookAdmin
 
 /// The admin listener's `/v1/dead-letters` routes: JSON over the same `DeadLetterOperations`
 /// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// One dead letter with everything needed to decide about it: the error history, the raw
 /// delivery or job payload, and what a replay would do.

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// Finds, reads, replays and discards dead letters: the one implementation behind both
 /// `payhook dead-letters` and the admin API's `/v1/dead-letters`.

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// Re-runs normalization over deliveries already processed, e.g. after a mapping bug fix.
 ///

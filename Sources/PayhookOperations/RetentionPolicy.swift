@@ -1,4 +1,4 @@
-import PayhookCore
+package import PayhookCore
 /// How long payhook keeps deliveries it no longer needs, from the environment.
 ///
 /// `PAYHOOK_RETENTION_DAYS` (default 30) for processed `inbound_events`,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A one-dimensional array bind in PostgreSQL's binary format, built by appends.
 ///

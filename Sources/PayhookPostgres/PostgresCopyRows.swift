@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Rows for `COPY table (columns) FROM STDIN (FORMAT binary)`, built by appends, sent with
 /// `PostgresConnection.copy(_:_:)`.

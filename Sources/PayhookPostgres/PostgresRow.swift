@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One result row, with values copied out of libpq in text format.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A value bound to a `$n` parameter of a query.
 ///

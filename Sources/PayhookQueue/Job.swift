@@ -1,5 +1,5 @@
-import Foundation
-import PayhookPostgres
+public import Foundation
+public import PayhookPostgres
 
 /// The closed set of states a row of `jobs` can be in, stored as text.
 ///

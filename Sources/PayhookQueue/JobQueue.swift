@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
+public import Foundation
+public import PayhookCore
+public import PayhookPostgres
 
 /// The job store: enqueue, claim, heartbeat and finish jobs in the `jobs` table.
 ///

@@ -1,5 +1,5 @@
-import PayhookCore
-import PayhookPostgres
+public import PayhookCore
+public import PayhookPostgres
 
 /// Returns jobs whose worker vanished (lease expired while `running`) to the queue.
 ///

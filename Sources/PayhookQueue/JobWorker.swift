@@ -1,7 +1,7 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import Synchronization
+public import Foundation
+public import PayhookCore
+public import PayhookPostgres
+public import Synchronization
 
 /// Why a worker cannot be built.
 public struct JobWorkerConfigurationError: Error, Sendable, CustomStringConvertible {

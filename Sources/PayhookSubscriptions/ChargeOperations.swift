@@ -1,8 +1,8 @@
-import Foundation
-import PayhookPostgres
-import PayhookProviders
-import PayhookQueue
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookProviders
+package import PayhookQueue
+package import PayhookAdmin
 
 /// What an operator may do to one charge: settle by hand a charge whose outcome payhook cannot
 /// learn (`charge_outcome_unknown`: the provider's idempotency window has passed, no webhook

@@ -1,7 +1,7 @@
-import Foundation
-import PayhookCore
-import PayhookProviders
-import PayhookAdmin
+package import Foundation
+package import PayhookCore
+package import PayhookProviders
+package import PayhookAdmin
 
 /// A validated `POST /v1/subscriptions` body (the CLI's `subscriptions create` builds the same).
 ///

@@ -1,4 +1,4 @@
-import PayhookProcessing
+package import PayhookProcessing
 
 extension ProcessingHooks {
     /// Subscriptions react to processing: a disabled or expired token pauses its subscriptions

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// One row of `subscriptions` with its vault token, as operators and the admin API see it.
 package struct Subscription: Sendable, Equatable {

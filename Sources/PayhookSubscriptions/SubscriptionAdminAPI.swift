@@ -1,7 +1,7 @@
-import Foundation
-import PayhookHTTP
-import PayhookAdmin
-import PayhookPostgres
+package import Foundation
+package import PayhookHTTP
+package import PayhookAdmin
+package import PayhookPostgres
 
 /// The admin listener's `/v1/subscriptions` routes: JSON over the same `SubscriptionOperations`
 /// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).

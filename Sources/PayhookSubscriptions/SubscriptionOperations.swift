@@ -1,8 +1,8 @@
-import Foundation
-import PayhookPostgres
-import PayhookQueue
-import PayhookAdmin
-import PayhookProcessing
+package import Foundation
+package import PayhookPostgres
+package import PayhookQueue
+package import PayhookAdmin
+package import PayhookProcessing
 
 /// Creates, lists, shows, cancels, pauses and resumes subscriptions: the one implementation
 /// behind `payhook subscriptions` and the admin API's `/v1/subscriptions`.

@@ -1,8 +1,8 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import PayhookProviders
-import PayhookQueue
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import PayhookProviders
+package import PayhookQueue
 
 /// Builds what one `payhook serve` process runs for recurring charges, from the configuration:
 /// the scheduler loop and the `charge_recurring` handler (to register on the process's

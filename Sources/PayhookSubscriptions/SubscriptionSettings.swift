@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// How recurring charging behaves; parsed from the environment (`Configuration.subscriptions`).
 public struct SubscriptionSettings: Sendable, Equatable {

@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
+public import Foundation
+public import Synchronization
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// How a child process ended.

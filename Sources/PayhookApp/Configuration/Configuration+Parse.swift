@@ -1,8 +1,8 @@
-import PayhookCore
-import PayhookCrypto
-import PayhookProviders
-import PayhookProcessing
-import PayhookSubscriptions
+public import PayhookCore
+public import PayhookCrypto
+public import PayhookProviders
+public import PayhookProcessing
+public import PayhookSubscriptions
 
 extension Configuration {
     /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose

@@ -1,9 +1,9 @@
-import PayhookCore
-import PayhookCrypto
-import PayhookProviders
-import PayhookIngress
-import PayhookProcessing
-import PayhookSubscriptions
+public import PayhookCore
+public import PayhookCrypto
+public import PayhookProviders
+public import PayhookIngress
+public import PayhookProcessing
+public import PayhookSubscriptions
 
 /// Everything payhook reads from its environment, parsed once at start.
 ///

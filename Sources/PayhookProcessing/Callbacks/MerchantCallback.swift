@@ -1,8 +1,8 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import PayhookQueue
-import PayhookAdmin
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import PayhookQueue
+package import PayhookAdmin
 
 /// One event for the merchant's system (`order.paid`, `order.refunded`, `order.charged_back`,
 /// `subscription.paused`, …), delivered as a signed Standard Webhooks POST by the

@@ -1,8 +1,8 @@
-import Foundation
-import PayhookCore
-import PayhookHTTP
-import PayhookPostgres
-import PayhookQueue
+package import Foundation
+package import PayhookCore
+package import PayhookHTTP
+package import PayhookPostgres
+package import PayhookQueue
 
 /// Runs `merchant_callback` jobs: POSTs the frozen body with fresh Standard Webhooks headers.
 ///

@@ -1,7 +1,7 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import PayhookQueue
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import PayhookQueue
 
 /// Runs `fulfill_order`: re-checks the order against what the merchant registered and, when
 /// everything matches, queues the signed `order.paid` callback; the order becomes `fulfilled`

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookHTTP
-import PayhookAdmin
+package import Foundation
+package import PayhookHTTP
+package import PayhookAdmin
 
 /// The admin listener's `/v1/orders` routes: `POST /v1/orders` registers the merchant's
 /// expected order (201, or 200 when the same registration is repeated) and

@@ -1,9 +1,9 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import PayhookProviders
-import PayhookQueue
-import PayhookAdmin
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import PayhookProviders
+package import PayhookQueue
+package import PayhookAdmin
 
 /// The merchant's expected order, as `POST /v1/orders` accepts it.
 package struct OrderRegistration: Sendable, Equatable {

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
 
 /// One canonical event ready to apply, with where it came from.
 package struct ApplicableEvent: Sendable, Equatable {

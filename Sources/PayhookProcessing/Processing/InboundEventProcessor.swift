@@ -1,9 +1,9 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
-import PayhookProviders
-import PayhookQueue
-import Synchronization
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
+package import PayhookProviders
+package import PayhookQueue
+package import Synchronization
 
 /// How a processor runs; fixed at start.
 package struct ProcessorSettings: Sendable, Equatable {

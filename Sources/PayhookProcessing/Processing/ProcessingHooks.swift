@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookPostgres
+package import Foundation
+package import PayhookCore
+package import PayhookPostgres
 
 /// What features built on processing do inside the processor's transaction.
 ///

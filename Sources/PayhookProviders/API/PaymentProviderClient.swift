@@ -1,4 +1,4 @@
-import PayhookCore
+public import PayhookCore
 
 /// A provider's HTTP API as payhook uses it: fetching authoritative state when a webhook is
 /// thin or must be confirmed, and charging stored credentials.

@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// Decodes Adyen webhook bodies into canonical events.
 ///

@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookCrypto
+public import Foundation
+public import PayhookCore
+public import PayhookCrypto
 
 /// Verifies Adyen webhooks, both kinds.
 ///

@@ -1,4 +1,4 @@
-import PayhookCore
+public import PayhookCore
 
 /// Why a provider payload could not be decoded into canonical events.
 ///

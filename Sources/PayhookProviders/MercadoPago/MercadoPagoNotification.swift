@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// A Mercado Pago webhook body: a thin pointer to the resource whose state must be fetched.
 ///

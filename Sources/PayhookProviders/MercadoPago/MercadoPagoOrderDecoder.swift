@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// Decodes a Mercado Pago order (`GET /v1/orders/{id}`) into an ``OrderSnapshot``.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// Decodes a classic Mercado Pago payment (`GET /v1/payments/{id}`) into a ``PaymentSnapshot``.
 ///

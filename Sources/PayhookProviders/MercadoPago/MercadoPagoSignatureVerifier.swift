@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookCrypto
+public import Foundation
+public import PayhookCore
+public import PayhookCrypto
 
 /// Verifies Mercado Pago's `x-signature` header.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// A PXP Unity webhook: its envelope plus the canonical event it carries.
 public struct PXPNotification: Sendable, Hashable {

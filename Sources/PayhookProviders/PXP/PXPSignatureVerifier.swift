@@ -1,6 +1,6 @@
-import Foundation
-import PayhookCore
-import PayhookCrypto
+public import Foundation
+public import PayhookCore
+public import PayhookCrypto
 
 /// Verifies PXP Unity webhooks: `X-Signature` is base64 HMAC over
 /// `X-Request-Id` + `X-Signature-Timestamp` + raw body, concatenated with no separator.

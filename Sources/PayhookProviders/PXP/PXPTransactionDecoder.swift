@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// Decodes a PXP Unity transaction (`GET /api/v1/transactions/…`) into a ``PaymentSnapshot``.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import PayhookCore
+public import Foundation
+public import PayhookCore
 
 /// The outcome of checking one delivery's signature.
 public enum VerificationResult: Sendable, Equatable {
