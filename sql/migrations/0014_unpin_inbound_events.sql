@@ -1,0 +1,9 @@
+-- Retention may now delete a processed delivery that canonical history came from. Until now the
+-- foreign keys from payment_events and payment_adjustments held every such delivery forever, so
+-- the inbox only grew. The columns stay, as references by id without a constraint: a row keeps
+-- the id of the delivery it came from, which can be read while that delivery is retained
+-- (docs/decisions/0005-retention-without-inbox-foreign-keys.md argues this against ON DELETE
+-- SET NULL). Dropping a constraint takes a brief ACCESS EXCLUSIVE lock on each table and
+-- rewrites nothing.
+ALTER TABLE payment_events DROP CONSTRAINT payment_events_inbound_event_id_fkey;
+ALTER TABLE payment_adjustments DROP CONSTRAINT payment_adjustments_inbound_event_id_fkey;
