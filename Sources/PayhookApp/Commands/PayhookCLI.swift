@@ -30,6 +30,8 @@ public enum PayhookCLI {
           charges resolve ID --as succeeded|failed --note TEXT
                                                 settle by hand a charge whose outcome is unknown
                                                 (see `payhook charges help`)
+          retention sweep [--json]              delete now what retention allows (serve also
+                                                sweeps every PAYHOOK_RETENTION_INTERVAL_SECONDS)
           version [--json]                      print the version
           help                                  print this text
 
@@ -81,6 +83,8 @@ public enum PayhookCLI {
             return await SubscriptionsCommand.run(rest, environment: environment)
         case "charges":
             return await ChargesCommand.run(rest, environment: environment)
+        case "retention":
+            return await RetentionCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }
