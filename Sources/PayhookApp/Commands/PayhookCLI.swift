@@ -130,13 +130,21 @@ public enum PayhookCLI {
         }
         do {
             let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all())
-            let applied = try await migrator.migrate()
+            var steps: [String] = []
+            let applied = try await migrator.migrate { migration, took in
+                let name = "\(String(format: "%04d", migration.version))_\(migration.name)"
+                let seconds = String(format: "%.3f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                if json {
+                    steps.append("{\"name\":\(JSONString.quote(name)),\"seconds\":\(seconds)}")
+                } else {
+                    print("applied \(name) in \(seconds) s")
+                }
+            }
             if json {
-                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",") + "]}")
+                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",")
+                      + "],\"steps\":[" + steps.joined(separator: ",") + "]}")
             } else if applied.isEmpty {
                 print("schema is up to date")
-            } else {
-                for migration in applied { print("applied \(String(format: "%04d", migration.version))_\(migration.name)") }
             }
             return 0
         } catch {
