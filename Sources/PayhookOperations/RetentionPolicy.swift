@@ -5,7 +5,8 @@ import PayhookCore
 /// `inbound_events`, `PAYHOOK_PAYMENT_EVENT_RETENTION_DAYS` (default 730) for `payment_events`,
 /// `PAYHOOK_REJECTED_RETENTION_DAYS` (default 7) for `rejected_deliveries`,
 /// `PAYHOOK_JOB_RETENTION_DAYS` (default 7) for succeeded and cancelled `jobs`, 0 keeping them
-/// forever; `PAYHOOK_RETENTION_INTERVAL_SECONDS` (default 600) between sweeps.
+/// forever; `PAYHOOK_RETENTION_INTERVAL_SECONDS` (default 600) between sweeps;
+/// `PAYHOOK_RETENTION_PAUSE_PERCENT` (default 100) for `pausePercent`.
 package struct RetentionPolicy: Sendable, Equatable {
     package init(interval: Duration = .seconds(600)) {
         self.interval = interval
@@ -32,6 +33,13 @@ package struct RetentionPolicy: Sendable, Equatable {
     var interval: Duration = .seconds(600)
     /// Rows per DELETE: short transactions, so no lock is held long on a busy table.
     var batchSize = 1000
+    /// After each batch the sweeper waits this share of the time the batch took (100: as long
+    /// again), so a sweep holds a connection and a backend's CPU at most about half the time.
+    /// Why: retention is never urgent, but the first sweep after months of history (an upgrade, a
+    /// shorter retention) deletes hundreds of thousands of rows as fast as the database allows,
+    /// beside ingest. Later sweeps delete one interval's traffic, so the pause costs them nothing.
+    /// bench/retention runs a sweep with and without it.
+    var pausePercent = 100
 
     /// Parses the variables above, reporting every problem at once.
     package static func parse(environment: [String: String]) -> Result<RetentionPolicy, ConfigurationError> {
@@ -59,6 +67,7 @@ package struct RetentionPolicy: Sendable, Equatable {
         if let days = integer("PAYHOOK_REJECTED_RETENTION_DAYS", 0...3650) { policy.rejectedDays = days }
         if let days = integer("PAYHOOK_JOB_RETENTION_DAYS", 0...3650) { policy.finishedJobDays = days }
         if let seconds = integer("PAYHOOK_RETENTION_INTERVAL_SECONDS", 10...86400) { policy.interval = .seconds(seconds) }
+        if let percent = integer("PAYHOOK_RETENTION_PAUSE_PERCENT", 0...10000) { policy.pausePercent = percent }
         return problems.isEmpty ? .success(policy) : .failure(ConfigurationError(problems: problems))
     }
 }

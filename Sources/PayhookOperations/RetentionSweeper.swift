@@ -72,6 +72,7 @@ package final class RetentionSweeper: Sendable {
         var total = 0
         var lastID: Int64 = 0
         while true {
+            let started = ContinuousClock.now
             let rows = try await pool.query(sql, [.int(lastID), .timestamptz(cutoff), .int(Int64(policy.batchSize))])
             guard let row = rows.rows.first, let reached: Int64 = try row.decode("last_id") else { return total }
             let deleted: Int = try row.decode("deleted")
@@ -81,17 +82,26 @@ package final class RetentionSweeper: Sendable {
             let young: Int = try row.decode("young")
             if young == scanned || loopStopped { return total }
             lastID = reached
+            await pause(after: started)
         }
     }
 
     private func deleteInBatches(_ sql: String, _ cutoff: Date, _ counter: MetricsRegistry.Counter) async throws -> Int {
         var total = 0
         while true {
+            let started = ContinuousClock.now
             let deleted = try await pool.query(sql, [.timestamptz(cutoff), .int(Int64(policy.batchSize))]).affectedRows
             total += deleted
             counter.increment(by: UInt64(deleted))
             if deleted < policy.batchSize || loopStopped { return total }
+            await pause(after: started)
         }
+    }
+
+    /// Waits `policy.pausePercent` of the time since `started` (see `RetentionPolicy.pausePercent`).
+    private func pause(after started: ContinuousClock.Instant) async {
+        guard policy.pausePercent > 0 else { return }
+        try? await Task.sleep(for: (ContinuousClock.now - started) * (Double(policy.pausePercent) / 100))
     }
 
     /// Set by `stop()` so that a long sweep ends between batches, not after the last one.

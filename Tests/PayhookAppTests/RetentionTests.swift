@@ -24,6 +24,8 @@ struct RetentionTests {
         #expect(try RetentionPolicy.parse(environment: ["PAYHOOK_RETENTION_DAYS": "0"]).get().processedInboundDays == 0)
         let history = try RetentionPolicy.parse(environment: ["PAYHOOK_PAYMENT_EVENT_RETENTION_DAYS": "90"]).get()
         #expect(history.paymentEventDays == 90)
+        #expect(try RetentionPolicy.parse(environment: ["PAYHOOK_RETENTION_PAUSE_PERCENT": "0"]).get().pausePercent == 0)
+        #expect(RetentionPolicy().pausePercent == 100)
     }
 
     @Test("serve refuses to start with an inbox retention under 30 days, naming the variable")
