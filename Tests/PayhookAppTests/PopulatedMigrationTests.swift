@@ -100,4 +100,26 @@ struct PopulatedMigrationTests {
         #expect(try await database.int("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = 1") == 1)
         #expect(try await database.int("SELECT count(*) AS n FROM payment_adjustments WHERE inbound_event_id = 151") == 1)
     }
+
+    @Test("payhook migrate --json on a populated schema names each migration it applied with the seconds it took")
+    func migrateReportsSteps() async throws {
+        let database = try await TestDatabase.empty("migrate_steps")
+        let all = try SchemaMigrations.all()
+        _ = try await SchemaMigrationGate.run {
+            try await PostgresMigrator(conninfo: database.url, migrations: all.filter { $0.version <= 13 }).migrate()
+        }
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, status) SELECT 'pxp', 'k' || g, '\\x7b7d', 'processed'
+            FROM generate_series(1, 1000) g
+            """)
+        let result = try await PayhookBinary.run(["migrate", "--json"], environment: ["DATABASE_URL": database.url])
+        #expect(result.termination == .exited(0), "\(result.standardError)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any],
+                                    "\(result.standardOutput)")
+        let steps = try #require(document["steps"] as? [[String: Any]], "\(result.standardOutput)")
+        let expected = all.filter { $0.version > 13 }.map { "\(String(format: "%04d", $0.version))_\($0.name)" }
+        #expect(steps.compactMap { $0["name"] as? String } == expected)
+        #expect(steps.allSatisfy { ($0["seconds"] as? Double).map { $0 >= 0 } ?? false }, "\(steps)")
+        #expect(document["applied"] as? [String] == expected)
+    }
 }
