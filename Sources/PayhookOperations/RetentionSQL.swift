@@ -2,10 +2,11 @@
 ///
 /// Append-only tables (`inbound_events`, `payment_events`, `rejected_deliveries`) are walked in
 /// id order, one window of `$3` rows at a time, starting after the last id the previous window
-/// reached (`$1`). Why a window rather than "any `$3` rows older than the cutoff": every batch of
-/// that form started its scan at the table's first page and stepped over the rows the batches
-/// before it had deleted (dead until vacuum), so one sweep cost grew with the square of what it
-/// deleted. A window reads each row once per sweep, through the primary key.
+/// reached (`$1`). Why a window rather than "any `$3` rows older than the cutoff": the planner
+/// ran that form as a sequential scan from the table's first page, so the batch that finds
+/// fewer than `$3` rows, which ends every sweep, and is the whole of a sweep with nothing due,
+/// read every retained row. A sweep runs every interval in every process; the window form stops
+/// after one window past the cutoff (figures in bench/README.md, Retention).
 ///
 /// Rows arrive in time order, so ids follow their timestamps closely but not exactly (several
 /// ingress processes, each with its own clock, write `received_at`). The sweeper stops at the
