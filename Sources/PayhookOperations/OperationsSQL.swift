@@ -1,5 +1,5 @@
-/// Every SQL statement the on-call operations run (dead letters, reprocessing, retention,
-/// gauges), named, in one place.
+/// Every SQL statement the on-call operations run (dead letters, reprocessing, gauges; retention's
+/// are in `RetentionSQL`), named, in one place.
 ///
 /// Why one place: `OnCallSQLTests` prepares each against the migrated schema, so a renamed
 /// column fails a fast test instead of a 3 a.m. replay. Values are always `$n` binds; optional
@@ -70,31 +70,6 @@ package enum OperationsSQL {
         WHERE id IN (SELECT id FROM inbound_events
                      WHERE provider = $1 AND status = 'processed' AND received_at >= $2 AND received_at <= $3
                      LIMIT $4)
-        """
-
-    /// One retention batch of processed deliveries. Rows that canonical history
-    /// (`payment_events`, `payment_adjustments`) or a dead letter still points at are kept: the
-    /// foreign keys forbid deleting the former, and `dead-letters show` needs the latter.
-    static let deleteProcessedInbound = """
-        DELETE FROM inbound_events WHERE id IN (
-            SELECT e.id FROM inbound_events e
-            WHERE e.status = 'processed' AND e.received_at < $1
-              AND NOT EXISTS (SELECT 1 FROM payment_events p WHERE p.inbound_event_id = e.id)
-              AND NOT EXISTS (SELECT 1 FROM payment_adjustments a WHERE a.inbound_event_id = e.id)
-              AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.source = 'inbound_event' AND d.source_id = e.id)
-            LIMIT $2)
-        """
-
-    /// Succeeded and cancelled jobs finalized before the cutoff; discarded ones stay with their
-    /// dead letters.
-    static let deleteFinishedJobs = """
-        DELETE FROM jobs WHERE id IN (
-            SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finalized_at < $1 LIMIT $2)
-        """
-
-    static let deleteRejectedDeliveries = """
-        DELETE FROM rejected_deliveries WHERE id IN (
-            SELECT id FROM rejected_deliveries WHERE received_at < $1 LIMIT $2)
         """
 
     /// Everything the database-backed gauges need, in one round trip. Each part is served by a

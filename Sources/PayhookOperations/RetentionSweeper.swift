@@ -3,19 +3,21 @@ import PayhookCore
 import PayhookPostgres
 import Synchronization
 
-/// Deletes processed deliveries, rejected-delivery forensics and finished jobs once they are
-/// older than the retention policy allows, in small batches.
+/// Deletes processed deliveries, canonical history, rejected-delivery forensics and finished jobs
+/// once they are older than the retention policy allows, in small batches.
 ///
-/// Only processed `inbound_events` that nothing references are deleted: `payment_events` and
-/// `payment_adjustments` rows point at the delivery they came from (foreign keys, so those rows
-/// are kept with their delivery), and a delivery with a dead letter stays for
-/// `dead-letters show`. Any number of processes may sweep at once: a row two sweepers pick is
-/// deleted by one and skipped by the other.
+/// Nothing pins a processed delivery any more (migration 0014 dropped the foreign keys from
+/// `payment_events` and `payment_adjustments`); a delivery with a dead letter stays for
+/// `dead-letters show`. Deleted rows free space for PostgreSQL to reuse once (auto)vacuum has
+/// passed, so a table's size levels off at its retention's worth of rows; the files do not shrink
+/// (bench/retention measures both). Any number of processes may sweep at once: a row two
+/// sweepers pick is deleted by one and skipped by the other (`RetentionSQL`).
 package final class RetentionSweeper: Sendable {
     let pool: PostgresPool
     let policy: RetentionPolicy
     private let logger: Logger
     private let deletedInbound: MetricsRegistry.Counter
+    private let deletedPaymentEvents: MetricsRegistry.Counter
     private let deletedRejected: MetricsRegistry.Counter
     private let deletedJobs: MetricsRegistry.Counter
     private let now: @Sendable () -> Date
@@ -23,12 +25,13 @@ package final class RetentionSweeper: Sendable {
 
     /// What one sweep deleted.
     package struct Outcome: Sendable, Equatable {
-        var inboundEvents = 0
-        var rejectedDeliveries = 0
-        var jobs = 0
+        package var inboundEvents = 0
+        package var paymentEvents = 0
+        package var rejectedDeliveries = 0
+        package var jobs = 0
     }
 
-    init(pool: PostgresPool, policy: RetentionPolicy, metrics: MetricsRegistry, logger: Logger,
+    package init(pool: PostgresPool, policy: RetentionPolicy, metrics: MetricsRegistry, logger: Logger,
          now: @escaping @Sendable () -> Date = { Date() }) {
         self.pool = pool
         self.policy = policy
@@ -36,37 +39,69 @@ package final class RetentionSweeper: Sendable {
         self.now = now
         metrics.describe("payhook_retention_deleted_total", type: "counter", help: "Rows deleted by retention, by table.")
         deletedInbound = metrics.counter("payhook_retention_deleted_total", [("table", "inbound_events")])
+        deletedPaymentEvents = metrics.counter("payhook_retention_deleted_total", [("table", "payment_events")])
         deletedRejected = metrics.counter("payhook_retention_deleted_total", [("table", "rejected_deliveries")])
         deletedJobs = metrics.counter("payhook_retention_deleted_total", [("table", "jobs")])
     }
 
-    /// Deletes every row past retention, batch by batch, until a batch comes back short.
-    func sweep() async throws -> Outcome {
+    /// Deletes every row past retention, table by table, batch by batch.
+    package func sweep() async throws -> Outcome {
         var outcome = Outcome()
-        let day: TimeInterval = 86400
         if policy.processedInboundDays > 0 {
-            let cutoff = now().addingTimeInterval(-Double(policy.processedInboundDays) * day)
-            outcome.inboundEvents = try await deleteInBatches(OperationsSQL.deleteProcessedInbound, cutoff, deletedInbound)
+            outcome.inboundEvents = try await deleteWindows(RetentionSQL.deleteProcessedInbound, cutoff(policy.processedInboundDays), deletedInbound)
+        }
+        if policy.paymentEventDays > 0 {
+            outcome.paymentEvents = try await deleteWindows(RetentionSQL.deletePaymentEvents, cutoff(policy.paymentEventDays), deletedPaymentEvents)
         }
         if policy.rejectedDays > 0 {
-            let cutoff = now().addingTimeInterval(-Double(policy.rejectedDays) * day)
-            outcome.rejectedDeliveries = try await deleteInBatches(OperationsSQL.deleteRejectedDeliveries, cutoff, deletedRejected)
+            outcome.rejectedDeliveries = try await deleteWindows(RetentionSQL.deleteRejectedDeliveries, cutoff(policy.rejectedDays), deletedRejected)
         }
         if policy.finishedJobDays > 0 {
-            let cutoff = now().addingTimeInterval(-Double(policy.finishedJobDays) * day)
-            outcome.jobs = try await deleteInBatches(OperationsSQL.deleteFinishedJobs, cutoff, deletedJobs)
+            outcome.jobs = try await deleteInBatches(RetentionSQL.deleteFinishedJobs, cutoff(policy.finishedJobDays), deletedJobs)
         }
         return outcome
+    }
+
+    private func cutoff(_ days: Int) -> Date {
+        now().addingTimeInterval(-Double(days) * 86400)
+    }
+
+    /// Walks an append-only table in id order, one window of `batchSize` rows per statement (and
+    /// transaction), until a window holds only rows younger than `cutoff` or none at all.
+    private func deleteWindows(_ sql: String, _ cutoff: Date, _ counter: MetricsRegistry.Counter) async throws -> Int {
+        var total = 0
+        var lastID: Int64 = 0
+        while true {
+            let started = ContinuousClock.now
+            let rows = try await pool.query(sql, [.int(lastID), .timestamptz(cutoff), .int(Int64(policy.batchSize))])
+            guard let row = rows.rows.first, let reached: Int64 = try row.decode("last_id") else { return total }
+            let deleted: Int = try row.decode("deleted")
+            total += deleted
+            counter.increment(by: UInt64(deleted))
+            let scanned: Int = try row.decode("scanned")
+            let young: Int = try row.decode("young")
+            if young == scanned || loopStopped { return total }
+            lastID = reached
+            await pause(after: started)
+        }
     }
 
     private func deleteInBatches(_ sql: String, _ cutoff: Date, _ counter: MetricsRegistry.Counter) async throws -> Int {
         var total = 0
         while true {
+            let started = ContinuousClock.now
             let deleted = try await pool.query(sql, [.timestamptz(cutoff), .int(Int64(policy.batchSize))]).affectedRows
             total += deleted
             counter.increment(by: UInt64(deleted))
             if deleted < policy.batchSize || loopStopped { return total }
+            await pause(after: started)
         }
+    }
+
+    /// Waits `policy.pausePercent` of the time since `started` (see `RetentionPolicy.pausePercent`).
+    private func pause(after started: ContinuousClock.Instant) async {
+        guard policy.pausePercent > 0 else { return }
+        try? await Task.sleep(for: (ContinuousClock.now - started) * (Double(policy.pausePercent) / 100))
     }
 
     /// Set by `stop()` so that a long sweep ends between batches, not after the last one.
@@ -82,6 +117,7 @@ package final class RetentionSweeper: Sendable {
                 if outcome != Outcome() {
                     logger.info("retention sweep", [
                         "deleted.inbound_events": .init(outcome.inboundEvents),
+                        "deleted.payment_events": .init(outcome.paymentEvents),
                         "deleted.rejected_deliveries": .init(outcome.rejectedDeliveries),
                         "deleted.jobs": .init(outcome.jobs),
                     ])

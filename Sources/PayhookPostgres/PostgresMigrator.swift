@@ -26,12 +26,15 @@ public struct PostgresMigrator: Sendable {
 
     /// Applies every pending migration under the advisory lock, in version order.
     ///
+    /// - Parameter onApplied: called after each migration commits, with how long it took
+    ///   (its SQL and its `schema_migrations` row, commit included), so a long migration on a
+    ///   populated database reports as it goes.
     /// - Returns: the migrations applied by this call (empty when the schema was current).
     /// - Throws: `.migration` for duplicate versions, an edited applied file, or a failing
     ///   migration (message names the file, plus the server's primary message);
     ///   connection errors as they come.
     @discardableResult
-    public func migrate() async throws(PostgresError) -> [Migration] {
+    public func migrate(onApplied: (Migration, Duration) -> Void = { _, _ in }) async throws(PostgresError) -> [Migration] {
         try checkDuplicateVersions()
         let connection = try await PostgresConnection.connect(conninfo)
         defer { connection.close() }
@@ -50,6 +53,7 @@ public struct PostgresMigrator: Sendable {
         let pending = try await pending(on: connection, tableExists: true)
         var applied = [Migration]()
         for migration in pending {
+            let started = ContinuousClock.now
             do {
                 try await connection.transaction { connection in
                     try await connection.execute(migration.sql)
@@ -67,6 +71,7 @@ public struct PostgresMigrator: Sendable {
             } catch {
                 throw PostgresError(kind: .migration, message: "\(migration.fileName) failed")
             }
+            onApplied(migration, ContinuousClock.now - started)
             applied.append(migration)
         }
         try await connection.query("SELECT pg_advisory_unlock($1::int4, hashtext(coalesce(current_schema(), '')))", [.int(Self.advisoryLockClass)])

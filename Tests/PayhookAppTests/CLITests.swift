@@ -41,7 +41,13 @@ struct CLITests {
         let first = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
         #expect(first.termination == .exited(0), "\(first.standardError)")
         let expected = try SchemaMigrations.all().count
-        #expect(first.standardOutput.split(separator: "\n").filter { $0.hasPrefix("applied ") }.count == expected, "\(first.standardOutput)")
+        let appliedLines = first.standardOutput.split(separator: "\n").filter { $0.hasPrefix("applied ") }
+        #expect(appliedLines.count == expected, "\(first.standardOutput)")
+        // Each step says how long it took: `applied 0001_create_ingress_tables in 0.012 s`.
+        for line in appliedLines {
+            let words = line.split(separator: " ")
+            #expect(words.count == 5 && words[2] == "in" && Double(words[3]) != nil && words[4] == "s", "\(line)")
+        }
         let second = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
         #expect(second.termination == .exited(0))
         #expect(second.standardOutput == "schema is up to date\n")

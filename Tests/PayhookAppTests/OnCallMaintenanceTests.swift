@@ -22,7 +22,8 @@ struct OnCallMaintenanceTests {
             ("select_job", OperationsSQL.selectJob), ("requeue_inbound", OperationsSQL.requeueInboundEvent),
             ("requeue_job", OperationsSQL.requeueJob), ("insert_audit", AuditTrail.insert),
             ("count_reprocessable", OperationsSQL.countReprocessable), ("reprocess_batch", OperationsSQL.reprocessBatch),
-            ("delete_processed", OperationsSQL.deleteProcessedInbound), ("delete_rejected", OperationsSQL.deleteRejectedDeliveries),
+            ("delete_processed", RetentionSQL.deleteProcessedInbound), ("delete_rejected", RetentionSQL.deleteRejectedDeliveries),
+            ("delete_payment_events", RetentionSQL.deletePaymentEvents), ("delete_jobs", RetentionSQL.deleteFinishedJobs),
             ("gauges", OperationsSQL.gauges), ("inbound_status", OperationsSQL.inboundEventStatus), ("job_state", OperationsSQL.jobState),
         ]
         let database = try await TestDatabase.migrated("oncall_sql")
@@ -37,7 +38,7 @@ struct OnCallMaintenanceTests {
         }
     }
 
-    @Test("retention deletes only old processed deliveries nothing references, and old rejected ones, in batches")
+    @Test("retention deletes old processed deliveries, also those history came from, and old rejected ones, in batches")
     func retention() async throws {
         let database = try await TestDatabase.migrated("oncall_retention")
         func insert(_ key: String, status: String, daysAgo: Int) async throws -> Int64 {
@@ -50,6 +51,8 @@ struct OnCallMaintenanceTests {
         _ = try await insert("recent", status: "processed", daysAgo: 2)
         _ = try await insert("old-pending", status: "pending", daysAgo: 40)
         _ = try await insert("old-dead", status: "dead", daysAgo: 40)
+        // History that came from a delivery no longer keeps it (migration 0014): the event stays,
+        // with the id of a delivery that is gone.
         let referenced = try await insert("old-referenced", status: "processed", daysAgo: 40)
         try await database.query("INSERT INTO payment_events (inbound_event_id, type, occurred_at) VALUES ($1, 'payment.captured', now())",
                                  [.int(referenced)])
@@ -76,13 +79,14 @@ struct OnCallMaintenanceTests {
         let metrics = MetricsRegistry()
         let sweeper = RetentionSweeper(pool: pool, policy: policy, metrics: metrics, logger: .silent)
         let outcome = try await sweeper.sweep()
-        #expect(outcome == RetentionSweeper.Outcome(inboundEvents: 5, rejectedDeliveries: 1, jobs: 1))
+        #expect(outcome == RetentionSweeper.Outcome(inboundEvents: 6, rejectedDeliveries: 1, jobs: 1))
         #expect(try await database.string("SELECT string_agg(unique_key, ',' ORDER BY unique_key) AS v FROM jobs")
                 == "available,old-discarded,recent-succeeded")
         let left = try await database.string("SELECT string_agg(dedup_key, ',' ORDER BY dedup_key) AS v FROM inbound_events")
-        #expect(left == "old-dead,old-lettered,old-pending,old-referenced,recent")
+        #expect(left == "old-dead,old-lettered,old-pending,recent")
+        #expect(try await database.int("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = $1", [.int(referenced)]) == 1)
         #expect(try await database.int("SELECT count(*) AS n FROM rejected_deliveries") == 1)
-        #expect(metrics.counterValue("payhook_retention_deleted_total", [("table", "inbound_events")]) == 5)
+        #expect(metrics.counterValue("payhook_retention_deleted_total", [("table", "inbound_events")]) == 6)
         #expect(try await sweeper.sweep() == RetentionSweeper.Outcome(), "a second sweep finds nothing")
         await pool.close()
     }

@@ -30,6 +30,8 @@ public enum PayhookCLI {
           charges resolve ID --as succeeded|failed --note TEXT
                                                 settle by hand a charge whose outcome is unknown
                                                 (see `payhook charges help`)
+          retention sweep [--json]              delete now what retention allows (serve also
+                                                sweeps every PAYHOOK_RETENTION_INTERVAL_SECONDS)
           version [--json]                      print the version
           help                                  print this text
 
@@ -81,6 +83,8 @@ public enum PayhookCLI {
             return await SubscriptionsCommand.run(rest, environment: environment)
         case "charges":
             return await ChargesCommand.run(rest, environment: environment)
+        case "retention":
+            return await RetentionCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }
@@ -126,13 +130,21 @@ public enum PayhookCLI {
         }
         do {
             let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all())
-            let applied = try await migrator.migrate()
+            var steps: [String] = []
+            let applied = try await migrator.migrate { migration, took in
+                let name = "\(String(format: "%04d", migration.version))_\(migration.name)"
+                let seconds = String(format: "%.3f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+                if json {
+                    steps.append("{\"name\":\(JSONString.quote(name)),\"seconds\":\(seconds)}")
+                } else {
+                    print("applied \(name) in \(seconds) s")
+                }
+            }
             if json {
-                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",") + "]}")
+                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",")
+                      + "],\"steps\":[" + steps.joined(separator: ",") + "]}")
             } else if applied.isEmpty {
                 print("schema is up to date")
-            } else {
-                for migration in applied { print("applied \(String(format: "%04d", migration.version))_\(migration.name)") }
             }
             return 0
         } catch {

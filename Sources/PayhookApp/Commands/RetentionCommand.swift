@@ -1,0 +1,63 @@
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookOperations
+
+/// `payhook retention sweep`: one retention sweep now, with the `serve` process's settings
+/// (`PAYHOOK_RETENTION_DAYS` and the rest), then exit.
+///
+/// Why a command when `serve` already sweeps every `PAYHOOK_RETENTION_INTERVAL_SECONDS`: after a
+/// shorter retention is configured, or from a scheduler an operator controls; and it lets a
+/// benchmark or test time one sweep. It may run beside any number of `serve` processes.
+enum RetentionCommand {
+    static let usage = """
+        usage: payhook retention sweep [--json]
+
+          Deletes what retention allows (processed deliveries, payment events, rejected
+          deliveries, finished jobs past their PAYHOOK_*_RETENTION_DAYS), in batches, and prints
+          how many rows of each table went. Safe beside running payhook processes.
+
+        """
+
+    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+        var rest = arguments
+        guard let subcommand = rest.popFirst() else { return usageError("retention needs a subcommand: sweep") }
+        switch subcommand {
+        case "sweep": break
+        case "help", "--help", "-h":
+            print(usage, terminator: "")
+            return 0
+        default: return usageError("unknown retention subcommand: \(subcommand)")
+        }
+        guard let flags = PayhookCLI.parseFlags(rest, allowed: ["--json"]) else { return 2 }
+        let policy: RetentionPolicy
+        switch RetentionPolicy.parse(environment: environment) {
+        case .success(let value): policy = value
+        case .failure(let error): return PayhookCLI.fail(error.description)
+        }
+        return await PayhookCLI.withDatabase(environment) { pool in
+            let sweeper = RetentionSweeper(pool: pool, policy: policy, metrics: MetricsRegistry(), logger: .silent)
+            let started = ContinuousClock.now
+            do {
+                let outcome = try await sweeper.sweep()
+                let elapsed = ContinuousClock.now - started
+                let seconds = String(format: "%.2f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                if flags.contains("--json") {
+                    print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
+                          + "\"rejected_deliveries\":\(outcome.rejectedDeliveries),\"jobs\":\(outcome.jobs),\"seconds\":\(seconds)}")
+                } else {
+                    print("deleted \(outcome.inboundEvents) inbound_events, \(outcome.paymentEvents) payment_events, "
+                          + "\(outcome.rejectedDeliveries) rejected_deliveries, \(outcome.jobs) jobs in \(seconds) s")
+                }
+                return 0
+            } catch {
+                return PayhookCLI.fail("retention sweep failed: \(error)")
+            }
+        }
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
+        return 2
+    }
+}
