@@ -34,6 +34,30 @@ ensure_python_verifier() {
     echo "$venv/bin/python"
 }
 
+# The console's browser test: Debian's chromium and chromium-driver (a real browser, nothing
+# downloaded at test time) and Selenium from PyPI in a virtualenv. Prints the venv's python.
+# Separate from ensure_packages so that `ops/run` does not install a browser.
+ensure_browser_test() {
+    local missing=()
+    for p in chromium chromium-driver; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing: ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        # stdout is the interpreter's path (callers capture it), so apt says nothing there.
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    local venv="$PWD/.build/python-browser"
+    if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
+        /usr/bin/python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install --quiet --disable-pip-version-check 'selenium==4.51.0' >&2
+    fi
+    echo "$venv/bin/python"
+}
+
 # PostgreSQL refuses to run as root; when we are root, the cluster runs as the `postgres` user
 # that the Debian package creates (or `payhook-pg`, created here, if that is absent).
 pg_owner() {

@@ -28,7 +28,7 @@ package struct DeadLetter: Sendable, Equatable {
     package let note: String?
 
     /// Decodes a row selected with `DeadLetterSQL.letterColumns`.
-    init(row: PostgresRow) throws {
+    package init(row: PostgresRow) throws {
         id = try row.decode("id")
         let sourceText: String = try row.decode("source")
         let statusText: String = try row.decode("status")

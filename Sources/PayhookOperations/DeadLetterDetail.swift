@@ -22,7 +22,7 @@ package struct DeadLetterDetail: Sendable {
         package let attempts: Int
         package let nextAttemptAt: Date
         package let lastError: String?
-        let processedAt: Date?
+        package let processedAt: Date?
 
         init(row: PostgresRow) throws {
             id = try row.decode("id")
@@ -74,8 +74,8 @@ package struct DeadLetterDetail: Sendable {
         package let maxAttempts: Int
         package let runAt: Date
         package let errorsJSON: String
-        let createdAt: Date
-        let finalizedAt: Date?
+        package let createdAt: Date
+        package let finalizedAt: Date?
 
         init(row: PostgresRow) throws {
             id = try row.decode("id")

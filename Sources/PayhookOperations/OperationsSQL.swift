@@ -5,7 +5,7 @@
 /// column fails a fast test instead of a 3 a.m. replay. Values are always `$n` binds; optional
 /// filters are `$n IS NULL OR …` so one statement serves every combination.
 package enum OperationsSQL {
-    static let letterColumns = "id, source, source_id, provider, reason, error, status, created_at, resolved_at, resolved_by, note"
+    package static let letterColumns = "id, source, source_id, provider, reason, error, status, created_at, resolved_at, resolved_by, note"
 
     private static let letterFilter = """
         WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR source = $2)

@@ -38,7 +38,7 @@ package struct Subscription: Sendable, Equatable {
     package let endAt: Date?
     let createdAt: Date
     let updatedAt: Date
-    let canceledAt: Date?
+    package let canceledAt: Date?
 
     init(row: PostgresRow) throws(PostgresError) {
         id = try row.decode("id")
@@ -88,12 +88,12 @@ package struct Subscription: Sendable, Equatable {
 /// One row of `charges`: one attempt to charge one cycle.
 package struct Charge: Sendable, Equatable {
     package let id: Int64
-    let subscriptionID: Int64
+    package let subscriptionID: Int64
     package let cycle: Int
     package let attempt: Int
     package let idempotencyKey: String
-    let amountMinor: Int64
-    let currency: String
+    package let amountMinor: Int64
+    package let currency: String
     package let status: String
     let reason: String
     package let declineCode: String?
@@ -103,15 +103,15 @@ package struct Charge: Sendable, Equatable {
     let paymentID: Int64?
     let orderID: Int64?
     package let scheduledAt: Date
-    let attemptedAt: Date?
-    let settledAt: Date?
-    let calls: Int
-    let lastError: String?
-    let createdAt: Date
+    package let attemptedAt: Date?
+    package let settledAt: Date?
+    package let calls: Int
+    package let lastError: String?
+    package let createdAt: Date
     /// What the provider's webhook echoes for this charge (`SubscriptionSQL.chargeReference`).
     let merchantReference: String?
 
-    init(row: PostgresRow) throws(PostgresError) {
+    package init(row: PostgresRow) throws(PostgresError) {
         id = try row.decode("id")
         subscriptionID = try row.decode("subscription_id")
         cycle = try row.decode("cycle")

@@ -30,7 +30,7 @@ package struct SubscriptionAdminAPI: AdminRoutes {
     }
 
     package let prefix = "/v1/subscriptions"
-    static let actions: Set<String> = ["cancel", "pause", "resume"]
+    package static let actions: Set<String> = ["cancel", "pause", "resume"]
 
     package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
         try await Self.route(request, route, operations)

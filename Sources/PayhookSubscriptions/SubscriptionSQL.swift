@@ -50,7 +50,7 @@ package enum SubscriptionSQL {
         ORDER BY s.id DESC LIMIT $3
         """
 
-    static let selectCharges = """
+    package static let selectCharges = """
         SELECT \(chargeColumns) FROM charges c WHERE c.subscription_id = $1 ORDER BY c.cycle, c.attempt
         """
 

@@ -62,6 +62,7 @@ extension Configuration {
         configuration.fulfillment = reader.fulfillmentSettings()
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))
+        configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"
         if let secret = configuration.fulfillmentSecret {
             do {
                 _ = try StandardWebhookSigner(secret: secret.value)

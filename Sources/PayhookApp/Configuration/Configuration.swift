@@ -40,6 +40,8 @@ public struct Configuration: Sendable {
     /// How long a worker's claim on a job lasts without a heartbeat (`PAYHOOK_JOB_LEASE_SECONDS`):
     /// after a crash, the rescuer hands the job to another worker this long after the last one.
     public var jobLease: Duration = .seconds(60)
+    /// The audit log's actor for console operators who give no name at sign-in (`PAYHOOK_ADMIN_ACTOR`).
+    public var adminActor: String = "console"
 
     /// `host:port` of a listener.
     public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {

@@ -33,6 +33,8 @@ final class PayhookServer: Sendable {
     let scheduler: SubscriptionScheduler?
     /// Retention and the database-backed gauges; run in every role.
     let maintenance: BackgroundMaintenance
+    /// The on-call console under `/console` on the admin listener.
+    let console: OnCallConsole
 
     /// Writer loops: two keep one batch committing while the next one fills.
     static let writerCount = 2
@@ -135,11 +137,15 @@ final class PayhookServer: Sendable {
         adminConfig.port = configuration.adminListen.port
         adminConfig.maxBodyBytes = 1 << 20
         let adminToken = configuration.adminToken
+        let console = OnCallConsole(configuration: configuration, pool: pool)
+        self.console = console
         self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
             if request.path == "/healthz" || request.path == "/readyz" {
                 Self.handleHealth(request, readiness: readiness, respond: respond)
                 return
             }
+            // The console signs browsers in with a session of its own, before the bearer check.
+            if console.handle(request, respond: respond) { return }
             guard AdminAuthorization.isAuthorized(request, token: adminToken) else {
                 respond(HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")], body: Array("unauthorized\n".utf8)))
                 return
@@ -189,6 +195,7 @@ final class PayhookServer: Sendable {
             logger.info("shutting down: no new connections; draining queued deliveries")
             ingressServer.stopAccepting()
             adminServer.stopAccepting()
+            console.bulkReplay.stop()
         }
         if ingressOn { ingressServer.stop() }
         adminServer.stop()

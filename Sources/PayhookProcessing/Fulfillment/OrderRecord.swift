@@ -7,50 +7,50 @@ import PayhookAdmin
 package struct OrderRecord: Sendable {
     package struct Payment: Sendable {
         var id: Int64
-        var providerPaymentID: String
-        var merchantReference: String?
-        var amountMinor: Int64?
-        var currency: String?
-        var refundedMinor: Int64
-        var status: String
+        package var providerPaymentID: String
+        package var merchantReference: String?
+        package var amountMinor: Int64?
+        package var currency: String?
+        package var refundedMinor: Int64
+        package var status: String
         var statusDetail: String?
-        var method: String?
-        var funding: String?
-        var chargebacks: Int
-        var chargebackReversals: Int
-        var updatedAt: Date
+        package var method: String?
+        package var funding: String?
+        package var chargebacks: Int
+        package var chargebackReversals: Int
+        package var updatedAt: Date
         /// The payhook account whose route delivered it (`""`: the default route).
         var account: String = ""
     }
 
     package struct Callback: Sendable {
-        var webhookID: String
-        var type: String
-        var status: String
-        var attempts: Int
-        var lastStatusCode: Int?
-        var createdAt: Date
-        var deliveredAt: Date?
+        package var webhookID: String
+        package var type: String
+        package var status: String
+        package var attempts: Int
+        package var lastStatusCode: Int?
+        package var createdAt: Date
+        package var deliveredAt: Date?
     }
 
-    var id: Int64
-    var provider: String
-    var account: String
-    var providerOrderID: String?
-    var merchantReference: String?
-    var expectedAmountMinor: Int64?
-    var expectedCurrency: String?
+    package var id: Int64
+    package var provider: String
+    package var account: String
+    package var providerOrderID: String?
+    package var merchantReference: String?
+    package var expectedAmountMinor: Int64?
+    package var expectedCurrency: String?
     /// The provider-reported order status (`created` until a provider order says otherwise).
-    var status: String
-    var fulfillmentStatus: String
-    var reviewReason: String?
-    var callbackURL: String?
-    var registeredAt: Date?
-    var fulfilledAt: Date?
-    var createdAt: Date
-    var updatedAt: Date
-    var payments: [Payment] = []
-    var callbacks: [Callback] = []
+    package var status: String
+    package var fulfillmentStatus: String
+    package var reviewReason: String?
+    package var callbackURL: String?
+    package var registeredAt: Date?
+    package var fulfilledAt: Date?
+    package var createdAt: Date
+    package var updatedAt: Date
+    package var payments: [Payment] = []
+    package var callbacks: [Callback] = []
 }
 
 extension OrderRecord {
@@ -76,7 +76,7 @@ extension OrderRecord {
 
     /// Reads an order with its payments (and callbacks when `withCallbacks`), locking the
     /// order row when `forUpdate` (inside the caller's transaction).
-    static func load(id: Int64, forUpdate: Bool = false, withCallbacks: Bool = false,
+    package static func load(id: Int64, forUpdate: Bool = false, withCallbacks: Bool = false,
                      on connection: PostgresConnection) async throws(PostgresError) -> OrderRecord? {
         let sql = forUpdate ? FulfillmentSQL.selectOrderForUpdate : FulfillmentSQL.selectOrder
         guard let row = try await connection.query(sql, [.int(id)]).rows.first else { return nil }

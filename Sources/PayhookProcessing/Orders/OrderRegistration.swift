@@ -161,7 +161,7 @@ package struct OrderService: Sendable {
     }
 
     /// One order with payments and fulfillment.
-    func order(id: Int64) async throws(OperationsError) -> OrderRecord {
+    package func order(id: Int64) async throws(OperationsError) -> OrderRecord {
         let found: OrderRecord?
         do {
             found = try await pool.withConnection { connection in

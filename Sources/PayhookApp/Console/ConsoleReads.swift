@@ -1,0 +1,163 @@
+import Foundation
+import PayhookAdmin
+import PayhookOperations
+import PayhookPostgres
+import PayhookProcessing
+import PayhookSubscriptions
+
+/// The read operations the on-call console needs beyond those the CLI and JSON API already have
+/// (`DeadLetterOperations`, `SubscriptionOperations`, `OrderService`): the overview figures, a
+/// keyset page of dead letters, the audit trail of one target, and search with each hit's journey.
+///
+/// Reads only; every change the console makes goes through the shared operations, so it is
+/// audited exactly as the CLI's and the API's are.
+struct ConsoleReads: Sendable {
+    let pool: PostgresPool
+
+    struct Overview: Sendable {
+        struct Traffic: Sendable { let provider: String; let stored: Int64; let rejected: Int64 }
+        struct LetterGroup: Sendable { let reason: String; let provider: String; let source: String; let count: Int64; let oldest: Date }
+        struct Count: Sendable { let labels: [String]; let count: Int64 }
+
+        let pending: Int64
+        let oldestPending: Date?
+        let traffic: [Traffic]
+        let openLetters: [LetterGroup]
+        let jobs: [Count]
+        let charges: [Count]
+        let pastDue: Int64
+    }
+
+    func overview() async throws(OperationsError) -> Overview {
+        do {
+            return try await pool.withConnection { connection in
+                let backlog = try await connection.query(ConsoleSQL.backlog).rows.first
+                let traffic = try await connection.query(ConsoleSQL.trafficLastHour).map { row in
+                    Overview.Traffic(provider: try row.decode("provider"), stored: try row.decode("stored"), rejected: try row.decode("rejected"))
+                }
+                let letters = try await connection.query(ConsoleSQL.openLettersByReason).map { row in
+                    Overview.LetterGroup(reason: try row.decode("reason"), provider: try row.decode("provider"),
+                                         source: try row.decode("source"), count: try row.decode("n"), oldest: try row.decode("oldest"))
+                }
+                let jobs = try await connection.query(ConsoleSQL.jobsByKindAndState).map { row in
+                    Overview.Count(labels: [try row.decode("kind"), try row.decode("state")], count: try row.decode("n"))
+                }
+                let charges = try await connection.query(ConsoleSQL.chargesLastDay).map { row in
+                    Overview.Count(labels: [try row.decode("status")], count: try row.decode("n"))
+                }
+                let pastDue: Int64 = try await connection.query(ConsoleSQL.pastDueCount).rows.first?.decode("n") ?? 0
+                return Overview(pending: try backlog?.decode("pending") ?? 0, oldestPending: try backlog?.decode("oldest"),
+                                traffic: traffic, openLetters: letters, jobs: jobs, charges: charges, pastDue: pastDue)
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
+    /// The dead-letter list's filter: `DeadLetterFilter` plus an upper time bound.
+    struct LetterQuery: Sendable, Equatable {
+        var filter = DeadLetterFilter()
+        /// Only letters created before this instant.
+        var createdBefore: Date?
+
+        fileprivate var binds: [PostgresValue] {
+            [
+                filter.status.map { .text($0.rawValue) } ?? .null, filter.source.map { .text($0.rawValue) } ?? .null,
+                filter.provider.map { .text($0) } ?? .null, filter.createdSince.map { .timestamptz($0) } ?? .null,
+                filter.reason.map { .text($0) } ?? .null, createdBefore.map { .timestamptz($0) } ?? .null,
+            ]
+        }
+    }
+
+    struct LetterPage: Sendable {
+        let letters: [DeadLetter]
+        /// The `before` of the next page; `nil` on the last one.
+        let nextBefore: Int64?
+        /// How many letters match the filter on every page.
+        let total: Int64
+    }
+
+    /// Letters matching `query` with ids below `before`, newest first.
+    func letterPage(_ query: LetterQuery, before: Int64?, size: Int) async throws(OperationsError) -> LetterPage {
+        do {
+            return try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    ConsoleSQL.letterPage, query.binds + [before.map { .int($0) } ?? .null, .int(Int64(size + 1))])
+                let letters = try rows.map { try DeadLetter(row: $0) }
+                let total: Int64 = try await connection.query(ConsoleSQL.letterCount, query.binds).rows.first?.decode("n") ?? 0
+                let page = Array(letters.prefix(size))
+                return LetterPage(letters: page, nextBefore: letters.count > size ? page.last?.id : nil, total: total)
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
+    /// Open letters matching `query`, oldest first: a bulk replay's work list.
+    func openLetterIDs(_ query: LetterQuery) async throws(OperationsError) -> [Int64] {
+        do {
+            return try await pool.query(ConsoleSQL.openLetterIDs, query.binds).map { try $0.decode("id") }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
+    struct AuditEntry: Sendable {
+        let actor: String
+        let action: String
+        let detailsJSON: String
+        let at: Date
+    }
+
+    /// What operators did to `target` (`dead_letter:7`), newest first.
+    func audit(target: String) async throws(OperationsError) -> [AuditEntry] {
+        do {
+            return try await pool.query(ConsoleSQL.auditForTarget, [.text(target)]).map { row in
+                AuditEntry(actor: try row.decode("actor"), action: try row.decode("action"),
+                           detailsJSON: try row.decode("details"), at: try row.decode("at"))
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
+    /// A merchant callback as the console lists it: an order's (`OrderRecord`) or a subscription's.
+    struct Callback: Sendable {
+        let webhookID: String
+        let type: String
+        let status: String
+        let attempts: Int
+        let lastStatusCode: Int?
+        let createdAt: Date
+        let deliveredAt: Date?
+
+        init(_ callback: OrderRecord.Callback) {
+            webhookID = callback.webhookID
+            type = callback.type
+            status = callback.status
+            attempts = callback.attempts
+            lastStatusCode = callback.lastStatusCode
+            createdAt = callback.createdAt
+            deliveredAt = callback.deliveredAt
+        }
+
+        init(row: PostgresRow) throws {
+            webhookID = try row.decode("webhook_id")
+            type = try row.decode("type")
+            status = try row.decode("status")
+            attempts = try row.decode("attempts")
+            lastStatusCode = try row.decode("last_status_code")
+            createdAt = try row.decode("created_at")
+            deliveredAt = try row.decode("delivered_at")
+        }
+    }
+
+    /// Merchant callbacks about one subscription (`subscription.*`), oldest first.
+    func subscriptionCallbacks(id: Int64) async throws(OperationsError) -> [Callback] {
+        do {
+            return try await pool.query(ConsoleSQL.callbacksOfSubscription, [.int(id)]).map { try Callback(row: $0) }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+}
