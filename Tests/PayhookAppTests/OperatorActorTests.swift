@@ -1,0 +1,31 @@
+import Foundation
+import PayhookPostgres
+import PayhookTestSupport
+import Testing
+@testable import PayhookApp
+
+/// Who an audited CLI command names as its actor: `--actor`, else `$USER`, else the operating
+/// system's account. Containers and cron jobs often run without `$USER`; refusing there made
+/// `dead-letters replay --execute` fail for the on-call engineer.
+@Suite("The actor of audited CLI commands", .timeLimit(.minutes(2)))
+struct OperatorActorTests {
+    /// The login name of this test process's user, looked up here independently of payhook.
+    static func accountName() throws -> String {
+        let name = try #require(getpwuid(getuid())?.pointee.pw_name, "this test needs a user with a passwd entry")
+        return String(cString: name)
+    }
+
+    @Test("replay --execute with $USER unset exits 0 and audits the operating-system account")
+    func operatingSystemAccountWhenUserIsUnset() async throws {
+        let database = try await TestDatabase.migrated("actor_os")
+        let seeded = try await database.seedDeadJob()
+        // Exactly this environment: no USER, no LOGNAME.
+        let result = try await PayhookBinary.run(["dead-letters", "replay", String(seeded.letter), "--execute"],
+                                                 environment: ["DATABASE_URL": database.url])
+        #expect(result.termination == .exited(0), "\(result.standardError)")
+        let account = try Self.accountName()
+        #expect(try await database.string("SELECT actor AS v FROM audit_log WHERE target = $1",
+                                          [.text("dead_letter:\(seeded.letter)")]) == account)
+        #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
+    }
+}
