@@ -28,4 +28,20 @@ struct OperatorActorTests {
                                           [.text("dead_letter:\(seeded.letter)")]) == account)
         #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
     }
+
+    @Test("--actor wins over $USER, and $USER over the operating-system account")
+    func precedence() {
+        let withFlag = CommandArguments(values: ["--actor": "alice"])
+        #expect(withFlag.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == "alice")
+        let plain = CommandArguments()
+        #expect(plain.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == "bob")
+        #expect(plain.actor(["USER": ""], operatingSystemAccount: { "root" }) == "root", "an empty $USER counts as unset")
+        #expect(plain.actor([:], operatingSystemAccount: { "root" }) == "root")
+    }
+
+    @Test("with no --actor, no $USER and no account name the command is refused")
+    func refusedWhenNoNameExists() {
+        #expect(CommandArguments().actor([:], operatingSystemAccount: { nil }) == nil)
+        #expect(CommandArguments().actor(["USER": ""], operatingSystemAccount: { "" }) == nil)
+    }
 }

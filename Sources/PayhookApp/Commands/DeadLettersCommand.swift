@@ -25,7 +25,8 @@ enum DeadLettersCommand {
           discard ID... --note TEXT [--actor NAME] [--json]
                                     marks letters discarded (the work stays failed); needs a note
 
-        Executed actions are written to audit_log with the actor (--actor, else $USER).
+        Executed actions are written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 
@@ -345,13 +346,19 @@ enum DeadLettersCommand {
 
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
-    /// Who runs an action that is audited: `--actor NAME`, else `$USER`.
-    func actor(_ environment: [String: String]) -> String? {
-        guard let actor = values["--actor"] ?? environment["USER"], !actor.isEmpty else { return nil }
-        return actor
+    /// Who runs an action that is audited: `--actor NAME`, else `$USER`, else the operating
+    /// system's account name; `nil` only when none of them names anyone (empty counts as unset).
+    func actor(
+        _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
+    ) -> String? {
+        for candidate in [values["--actor"], environment["USER"]] {
+            if let candidate, !candidate.isEmpty { return candidate }
+        }
+        guard let account = operatingSystemAccount(), !account.isEmpty else { return nil }
+        return account
     }
 
-    static let missingActor = "who is acting? pass --actor NAME (or set $USER); it goes into audit_log"
+    static let missingActor = "who is acting? pass --actor NAME (neither $USER nor an operating-system account name is set); it goes into audit_log"
 
     var positionals: [String] = []
     var values: [String: String] = [:]
