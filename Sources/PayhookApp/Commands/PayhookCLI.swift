@@ -30,6 +30,10 @@ public enum PayhookCLI {
           charges resolve ID --as succeeded|failed --note TEXT
                                                 settle by hand a charge whose outcome is unknown
                                                 (see `payhook charges help`)
+          send-test PROVIDER EVENT [--to URL] [--account NAME] [--amount 1999 EUR] [--count N] …
+                                                post a correctly signed sample delivery, signed
+                                                with this configuration's keys (`--list`: the
+                                                events; see `payhook send-test help`)
           version [--json]                      print the version
           help                                  print this text
 
@@ -81,6 +85,8 @@ public enum PayhookCLI {
             return await SubscriptionsCommand.run(rest, environment: environment)
         case "charges":
             return await ChargesCommand.run(rest, environment: environment)
+        case "send-test":
+            return await SendTestCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }
