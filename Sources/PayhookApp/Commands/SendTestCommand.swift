@@ -24,7 +24,8 @@ enum SendTestCommand {
                               key ring (PAYHOOK_<PROVIDER>_<NAME>_…)
           --reference REF     merchant reference (shopper reference of token events)
           --id ID             the payment, order, transaction or token the event is about (an
-                              Adyen modification's originalReference); default: a new one
+                              Adyen modification's originalReference); default: a new one.
+                              Give its --reference again: the emulator's copy is replaced
           --amount 1999 EUR   integer minor units and an ISO 4217 code (default 1999 EUR;
                               1999 BRL for Mercado Pago)
           --count N           send N events, each with new ids unless --id names one (1–1000)
@@ -208,7 +209,7 @@ enum SendTestCommand {
         print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
         print("  answer: \(answer.status) \(printable(answer.body))")
         print("  dedup key: \(dedupKey)")
-        print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + " amount=\(input.amount)")
+        print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
         if let seeded { print("  emulator serves: \(seeded)") }
         return .success((200..<300).contains(answer.status))
     }

@@ -117,7 +117,7 @@ struct SendTestEvent: Sendable {
             let body = "{\"live\":\"false\",\"notificationItems\":[{\"NotificationRequestItem\":\(item)}]}"
             var ids = [("pspReference", pspReference)]
             if let originalReference { ids.append(("originalReference", originalReference)) }
-            ids.append(("merchantReference", input.reference))
+            ids += [("merchantReference", input.reference), ("amount", input.amount.description)]
             return SendTestDelivery(headers: [("Content-Type", "application/json")], body: Array(body.utf8), seed: nil, ids: ids)
         }
     }
@@ -182,7 +182,8 @@ struct SendTestEvent: Sendable {
             return mercadoPagoDelivery(
                 input, dataID: orderID, topic: "order", body: Array(notification.utf8),
                 seed: ("mercadopago/orders/" + orderID, Array(order.utf8)),
-                ids: [("order", orderID), ("payment", paymentID), ("external_reference", input.reference)])
+                ids: [("order", orderID), ("payment", paymentID), ("external_reference", input.reference),
+                      ("amount", input.amount.description)])
         }
     }
 
@@ -209,7 +210,7 @@ struct SendTestEvent: Sendable {
             return mercadoPagoDelivery(
                 input, dataID: paymentID, topic: "payment", body: Array(notification.utf8),
                 seed: ("mercadopago/payments/" + paymentID, Array(payment.utf8)),
-                ids: [("payment", paymentID), ("external_reference", input.reference)])
+                ids: [("payment", paymentID), ("external_reference", input.reference), ("amount", input.amount.description)])
         }
     }
 
@@ -259,7 +260,8 @@ struct SendTestEvent: Sendable {
                 "amounts":{"transaction":\(amount),"currencyCode":\(currency)}},"eventOwner":\(owner)}
                 """
             return pxpDelivery(input, body: Array(event.utf8), seed: ("pxp/transactions/" + transactionID, Array(transaction.utf8)),
-                               ids: [("systemTransactionId", transactionID), ("merchantTransactionId", input.reference)])
+                               ids: [("systemTransactionId", transactionID), ("merchantTransactionId", input.reference),
+                                     ("amount", input.amount.description)])
         }
     }
 
