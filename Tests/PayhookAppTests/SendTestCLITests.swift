@@ -23,7 +23,15 @@ struct SendTestCLITests {
         let emulator = try ProviderEmulator()
         try emulator.start()
         defer { emulator.stop() }
-        let providerAPIs = ChargeCrashTests.environment(database, emulator)
+        let credentials = emulator.configuration
+        let providerAPIs = [
+            "PAYHOOK_MERCADOPAGO_BASE_URL": emulator.baseURL(for: .mercadopago).absoluteString,
+            "PAYHOOK_MERCADOPAGO_ACCESS_TOKEN": credentials.mercadoPagoAccessToken,
+            "PAYHOOK_PXP_BASE_URL": emulator.baseURL(for: .pxp).absoluteString,
+            "PAYHOOK_PXP_CLIENT_ID": credentials.pxpClientID, "PAYHOOK_PXP_TOKEN_ID": credentials.pxpTokenID,
+            "PAYHOOK_PXP_TOKEN_VALUE": credentials.pxpTokenValue, "PAYHOOK_PXP_MERCHANT": credentials.pxpMerchant,
+            "PAYHOOK_PXP_SITE": credentials.pxpSite,
+        ]
         let (child, port) = try await PayhookBinary.serve(databaseURL: database.url, environment: providerAPIs)
         defer {
             child.send(signal: SIGKILL)
@@ -108,6 +116,7 @@ struct SendTestCLITests {
         (["send-test", "adyen", "AUTHORISATION", "--count", "0"], "--count must be a number from 1 to 1000"),
         (["send-test", "adyen", "AUTHORISATION", "--to", "ftp://example"], "--to must be an http or https URL"),
         (["send-test", "adyen", "AUTHORISATION", "--account", "nobody"], "--account nobody: no key ring configured"),
+        (["send-test", "pxp", "transaction.captured", "--emulator", "127.0.0.1:8099"], "--emulator must be an http URL"),
         (["send-test", "adyen"], "send-test needs a PROVIDER and an EVENT"),
     ])
     func badInput(arguments: [String], message: String) async throws {

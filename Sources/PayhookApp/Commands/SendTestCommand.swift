@@ -122,7 +122,10 @@ enum SendTestCommand {
             guard let url = httpURL(to) else { return usageError("--to must be an http or https URL, e.g. http://127.0.0.1:8080") }
             target = url.path.isEmpty || url.path == "/" ? url.appendingPathComponent(String(route.dropFirst())) : url
         } else {
-            target = defaultTarget(configuration).appendingPathComponent(String(route.dropFirst()))
+            guard let listen = defaultTarget(configuration) else {
+                return PayhookCLI.fail("PAYHOOK_LISTEN=\(configuration.listen) does not form a URL; pass --to")
+            }
+            target = listen.appendingPathComponent(String(route.dropFirst()))
         }
         guard let ring = configuration.webhookSecrets.ring(provider: provider, account: account), let key = ring.keys.first else {
             let variable = "PAYHOOK_\(provider.rawValue.uppercased())_" + (account.map { Configuration.accountKey($0) + "_" } ?? "")
@@ -256,7 +259,7 @@ enum SendTestCommand {
     }
 
     /// The ingress as a local client reaches it: a wildcard listen address means this host.
-    private static func defaultTarget(_ configuration: Configuration) -> URL {
+    private static func defaultTarget(_ configuration: Configuration) -> URL? {
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         var host = configuration.listen.host
         switch host {
@@ -264,7 +267,7 @@ enum SendTestCommand {
         case "::", "[::]": host = "[::1]"
         default: if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
         }
-        return URL(string: "\(scheme)://\(host):\(configuration.listen.port)") ?? URL(fileURLWithPath: "/")
+        return URL(string: "\(scheme)://\(host):\(configuration.listen.port)")
     }
 
     private static func httpURL(_ text: String) -> URL? {
