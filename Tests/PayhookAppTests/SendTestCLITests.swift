@@ -74,7 +74,7 @@ struct SendTestCLITests {
         #expect(payments == ["adyen authorized 2500 EUR", "mercadopago captured 1999 BRL", "pxp captured 1130 EUR"])
     }
 
-    @Test("--account posts to the account's route, signed with its own key ring")
+    @Test("--account, or the account of a full --to URL, posts to the account's route signed with its own key ring")
     func accountRoute() async throws {
         let database = try await TestDatabase.migrated("send_test_account")
         let (child, port) = try await PayhookBinary.serve(databaseURL: database.url)
@@ -86,8 +86,13 @@ struct SendTestCLITests {
             ["send-test", "adyen", "recurring.token.created", "--account", "acme-eu", "--to", "http://127.0.0.1:\(port)", "--count", "2"],
             environment: TestSecrets.environment)
         #expect(result.termination == .exited(0), "\(result.standardError)")
-        let keys = Self.dedupKeys(in: result.standardOutput)
-        #expect(keys.count == 2 && Set(keys).count == 2, "\(result.standardOutput)")
+        // A full webhook URL names the account by itself.
+        let full = try await PayhookBinary.run(
+            ["send-test", "adyen", "AUTHORISATION", "--to", "http://127.0.0.1:\(port)/webhooks/adyen/acme-eu"],
+            environment: TestSecrets.environment)
+        #expect(full.termination == .exited(0), "\(full.standardError)")
+        let keys = Self.dedupKeys(in: result.standardOutput) + Self.dedupKeys(in: full.standardOutput)
+        #expect(keys.count == 3 && Set(keys).count == 3, "\(result.standardOutput)")
         for key in keys {
             #expect(try await database.string("SELECT account AS v FROM inbound_events WHERE dedup_key = $1", [.text(key)]) == "acme-eu")
         }
@@ -117,6 +122,7 @@ struct SendTestCLITests {
         (["send-test", "adyen", "AUTHORISATION", "--to", "ftp://example"], "--to must be an http or https URL"),
         (["send-test", "adyen", "AUTHORISATION", "--account", "nobody"], "--account nobody: no key ring configured"),
         (["send-test", "pxp", "transaction.captured", "--emulator", "127.0.0.1:8099"], "--emulator must be an http URL"),
+        (["send-test", "adyen", "AUTHORISATION", "--to", "http://127.0.0.1:9/webhooks/pxp"], "--to names the /webhooks/pxp route"),
         (["send-test", "adyen"], "send-test needs a PROVIDER and an EVENT"),
     ])
     func badInput(arguments: [String], message: String) async throws {

@@ -19,7 +19,8 @@ enum SendTestCommand {
 
           PROVIDER EVENT      what to send; `payhook send-test --list` lists the events
           --to URL            where to post: a base URL (the route is appended) or a full
-                              webhook URL (default: http://PAYHOOK_LISTEN, 0.0.0.0 as 127.0.0.1)
+                              webhook URL, whose /{account} selects the key ring (default:
+                              http://PAYHOOK_LISTEN, 0.0.0.0 as 127.0.0.1)
           --account NAME      the account's route /webhooks/PROVIDER/NAME, signed with its own
                               key ring (PAYHOOK_<PROVIDER>_<NAME>_…)
           --reference REF     merchant reference (shopper reference of token events)
@@ -94,7 +95,24 @@ enum SendTestCommand {
             guard let value = Int(text), (1...1000).contains(value) else { return usageError("--count must be a number from 1 to 1000") }
             count = value
         }
-        let account = parsed.values["--account"]
+        var account = parsed.values["--account"]
+        var to: URL?
+        if let text = parsed.values["--to"] {
+            guard let url = httpURL(text) else { return usageError("--to must be an http or https URL, e.g. http://127.0.0.1:8080") }
+            // A full webhook URL names the route, and its account decides the key ring, as at ingress.
+            if !(url.path.isEmpty || url.path == "/"), let named = WebhookIngress.webhookRoute(url.path) {
+                guard named.provider == provider.rawValue else {
+                    return usageError("--to names the /webhooks/\(named.provider) route, not \(provider.rawValue)'s")
+                }
+                if let segment = named.account.map(String.init) {
+                    guard account == nil || account == segment else {
+                        return usageError("--to names account \(segment), --account \(account ?? "")")
+                    }
+                    account = segment
+                }
+            }
+            to = url
+        }
         if let account, !WebhookIngress.isValidAccount(Substring(account)) {
             return usageError("--account must be 1–64 letters, digits, '-' or '_' (a route segment)")
         }
@@ -118,9 +136,8 @@ enum SendTestCommand {
         }
         let route = "/webhooks/\(provider.rawValue)" + (account.map { "/\($0)" } ?? "")
         let target: URL
-        if let to = parsed.values["--to"] {
-            guard let url = httpURL(to) else { return usageError("--to must be an http or https URL, e.g. http://127.0.0.1:8080") }
-            target = url.path.isEmpty || url.path == "/" ? url.appendingPathComponent(String(route.dropFirst())) : url
+        if let to {
+            target = to.path.isEmpty || to.path == "/" ? to.appendingPathComponent(String(route.dropFirst())) : to
         } else {
             guard let listen = defaultTarget(configuration) else {
                 return PayhookCLI.fail("PAYHOOK_LISTEN=\(configuration.listen) does not form a URL; pass --to")
