@@ -153,6 +153,7 @@ enum SendTestCommand {
             return PayhookCLI.fail("no \(provider.rawValue) key ring configured: set \(variable) as for payhook serve")
         }
 
+        // Without configured account names the bodies name the emulator's, as in the demo.
         let input = SendTestInput(
             reference: parsed.values["--reference"] ?? SendTestIDs.reference(), amount: amount, id: parsed.values["--id"],
             key: key, pxpAlgorithm: configuration.pxp.algorithm,
