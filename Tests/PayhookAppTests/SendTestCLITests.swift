@@ -88,10 +88,15 @@ struct SendTestCLITests {
         #expect(result.termination == .exited(0), "\(result.standardError)")
         // A full webhook URL names the account by itself.
         let full = try await PayhookBinary.run(
-            ["send-test", "adyen", "AUTHORISATION", "--to", "http://127.0.0.1:\(port)/webhooks/adyen/acme-eu"],
+            ["send-test", "adyen", "AUTHORISATION", "--to", "http://127.0.0.1:\(port)/webhooks/adyen/acme-eu", "--json"],
             environment: TestSecrets.environment)
         #expect(full.termination == .exited(0), "\(full.standardError)")
-        let keys = Self.dedupKeys(in: result.standardOutput) + Self.dedupKeys(in: full.standardOutput)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(full.standardOutput.utf8)) as? [String: Any])
+        #expect(object["status"] as? Int == 200 && object["answer"] as? String == "[accepted]")
+        #expect(object["url"] as? String == "http://127.0.0.1:\(port)/webhooks/adyen/acme-eu")
+        let fullKey = try #require(object["dedup_key"] as? String)
+        #expect(fullKey.hasPrefix(try #require((object["ids"] as? [String: String])?["pspReference"])))
+        let keys = Self.dedupKeys(in: result.standardOutput) + [fullKey]
         #expect(keys.count == 3 && Set(keys).count == 3, "\(result.standardOutput)")
         for key in keys {
             #expect(try await database.string("SELECT account AS v FROM inbound_events WHERE dedup_key = $1", [.text(key)]) == "acme-eu")
@@ -110,6 +115,10 @@ struct SendTestCLITests {
         for provider in ["adyen", "mercadopago", "pxp"] {
             #expect(result.standardOutput.contains("\n\(provider)\n"))
         }
+        let json = try await PayhookBinary.run(["send-test", "--list", "--json"])
+        let events = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [[String: String]])
+        #expect(events.count == SendTestEvent.all.count)
+        #expect(events.contains { $0["provider"] == "pxp" && $0["event"] == "transaction.refused" })
     }
 
     @Test("bad input exits 2 with a message naming what is wrong, before anything is sent", arguments: [

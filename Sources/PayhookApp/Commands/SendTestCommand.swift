@@ -14,8 +14,8 @@ import PayhookProviders
 enum SendTestCommand {
     static let usage = """
         usage: payhook send-test PROVIDER EVENT [--to URL] [--account NAME] [--reference REF] [--id ID]
-                                 [--amount MINOR-UNITS CURRENCY] [--count N] [--emulator URL]
-               payhook send-test --list
+                                 [--amount MINOR-UNITS CURRENCY] [--count N] [--emulator URL] [--json]
+               payhook send-test --list [--json]
 
           PROVIDER EVENT      what to send; `payhook send-test --list` lists the events
           --to URL            where to post: a base URL (the route is appended) or a full
@@ -33,6 +33,7 @@ enum SendTestCommand {
           --emulator URL      first make payhook-emulator at URL serve the order, payment or
                               transaction a thin Mercado Pago or PXP webhook points at (default:
                               $PAYHOOK_SEND_TEST_EMULATOR; `ops/run` sets it)
+          --json              one JSON object per event (JSON Lines with --count)
 
         Keys come from payhook's own configuration (PAYHOOK_ADYEN_HMAC_KEYS, …; the first of each
         ring is current). Prints the answer and the stored delivery's dedup key; exits 0 when every
@@ -66,15 +67,15 @@ enum SendTestCommand {
         }
         let parsed: CommandArguments
         switch CommandArguments.parse(rest, options: ["--to", "--account", "--reference", "--id", "--count", "--emulator"],
-                                      flags: ["--list"]) {
+                                      flags: ["--list", "--json"]) {
         case .success(let value): parsed = value
         case .failure(let problem): return usageError(problem.message)
         }
         if parsed.flags.contains("--list") {
             guard parsed.positionals.isEmpty, parsed.values.isEmpty, amountWords == nil else {
-                return usageError("--list takes no other arguments")
+                return usageError("--list takes no other arguments but --json")
             }
-            printList()
+            printList(json: parsed.flags.contains("--json"))
             return 0
         }
 
@@ -168,7 +169,8 @@ enum SendTestCommand {
             var fresh = input
             fresh.now = Date()
             if parsed.values["--reference"] == nil, count > 1 { fresh.reference = SendTestIDs.reference() }
-            switch await send(event, fresh, to: target, account: account, emulator: emulator, verifiers: verifiers, http: http) {
+            switch await send(event, fresh, to: target, account: account, emulator: emulator, verifiers: verifiers, http: http,
+                              json: parsed.flags.contains("--json")) {
             case .success(let ok): failures += ok ? 0 : 1
             case .failure(let failure): return PayhookCLI.fail(failure.message)
             }
@@ -180,7 +182,7 @@ enum SendTestCommand {
     /// a failure stops the run (the target or the emulator cannot be reached, or a bug).
     private static func send(
         _ event: SendTestEvent, _ input: SendTestInput, to base: URL, account: String?, emulator: URL?,
-        verifiers: WebhookVerifiers, http: any HTTPClient
+        verifiers: WebhookVerifiers, http: any HTTPClient, json: Bool
     ) async -> Result<Bool, Failure> {
         let delivery = event.build(input)
         let request = WebhookRequest(
@@ -227,11 +229,20 @@ enum SendTestCommand {
         } catch {
             return .failure(Failure("cannot reach payhook at \(url.absoluteString): \(error.message)"))
         }
-        print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
-        print("  answer: \(answer.status) \(printable(answer.body))")
-        print("  dedup key: \(dedupKey)")
-        print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
-        if let seeded { print("  emulator serves: \(seeded)") }
+        if json {
+            // One object per line, so `--count N --json` is JSON Lines.
+            let ids = delivery.ids.map { "\(JSONString.quote($0.0)):\(JSONString.quote($0.1))" }.joined(separator: ",")
+            print("{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
+                + "\"url\":\(JSONString.quote(url.absoluteString)),\"status\":\(answer.status),"
+                + "\"answer\":\(JSONString.quote(printable(answer.body))),\"dedup_key\":\(JSONString.quote(dedupKey)),"
+                + "\"ids\":{\(ids)},\"emulator_seeded\":\(seeded.map(JSONString.quote) ?? "null")}")
+        } else {
+            print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
+            print("  answer: \(answer.status) \(printable(answer.body))")
+            print("  dedup key: \(dedupKey)")
+            print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+            if let seeded { print("  emulator serves: \(seeded)") }
+        }
         return .success((200..<300).contains(answer.status))
     }
 
@@ -265,7 +276,14 @@ enum SendTestCommand {
         init(_ message: String) { self.message = message }
     }
 
-    private static func printList() {
+    private static func printList(json: Bool) {
+        if json {
+            print("[" + SendTestEvent.all.map { event in
+                "{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
+                    + "\"summary\":\(JSONString.quote(event.summary))}"
+            }.joined(separator: ",") + "]")
+            return
+        }
         var text = "events payhook send-test can fire (PROVIDER EVENT):\n"
         for provider in ProviderID.allCases {
             text += "\n\(provider.rawValue)\n"
