@@ -39,9 +39,11 @@ struct OperatorActorTests {
         #expect(plain.actor([:], operatingSystemAccount: { "root" }) == "root")
     }
 
-    @Test("with no --actor, no $USER and no account name the command is refused")
+    @Test("with no --actor, no $USER and no account name, or an empty --actor, the command is refused")
     func refusedWhenNoNameExists() {
         #expect(CommandArguments().actor([:], operatingSystemAccount: { nil }) == nil)
         #expect(CommandArguments().actor(["USER": ""], operatingSystemAccount: { "" }) == nil)
+        #expect(CommandArguments(values: ["--actor": ""]).actor(["USER": "bob"], operatingSystemAccount: { "root" }) == nil,
+                "an empty --actor is refused, not replaced by a guess")
     }
 }

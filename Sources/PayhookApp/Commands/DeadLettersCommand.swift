@@ -347,13 +347,13 @@ enum DeadLettersCommand {
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
     /// Who runs an action that is audited: `--actor NAME`, else `$USER`, else the operating
-    /// system's account name; `nil` only when none of them names anyone (empty counts as unset).
+    /// system's account name; `nil` when none names anyone (an empty `$USER` counts as unset)
+    /// or `--actor` is given empty (asked for, then left blank: not guessed).
     func actor(
         _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
     ) -> String? {
-        for candidate in [values["--actor"], environment["USER"]] {
-            if let candidate, !candidate.isEmpty { return candidate }
-        }
+        if let flag = values["--actor"] { return flag.isEmpty ? nil : flag }
+        if let user = environment["USER"], !user.isEmpty { return user }
         guard let account = operatingSystemAccount(), !account.isEmpty else { return nil }
         return account
     }
