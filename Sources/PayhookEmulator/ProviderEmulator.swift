@@ -221,6 +221,9 @@ public final class ProviderEmulator: Sendable {
         if request.method == "GET", path == ledgerPath {
             return (nil, ledger(mercadoPago: mercadoPago, adyen: adyen, pxp: pxp))
         }
+        if let reply = seed(request, mercadoPago: mercadoPago, pxp: pxp) {
+            return (nil, reply)
+        }
         return (nil, .json(404, .object([("error", .string("no emulated provider at this path"))])))
     }
 

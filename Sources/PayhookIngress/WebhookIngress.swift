@@ -35,14 +35,14 @@ package struct WebhookIngress: Sendable {
     let heldBackLines = LogLineLimiter(interval: .seconds(10))
 
     /// Route segments accepted as an account name: what can also appear in a variable name.
-    static func isValidAccount(_ account: Substring) -> Bool {
+    package static func isValidAccount(_ account: Substring) -> Bool {
         (1...64).contains(account.count) && account.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
     /// The provider and account segments of `/webhooks/{provider}[/{account}]`; `nil` for
     /// other paths. ASCII paths are split on bytes (no array, no grapheme breaking); others
     /// take the Character split, where the two could disagree.
-    static func webhookRoute(_ path: String) -> (provider: Substring, account: Substring?)? {
+    package static func webhookRoute(_ path: String) -> (provider: Substring, account: Substring?)? {
         let utf8 = path.utf8
         guard utf8.allSatisfy({ $0 < 0x80 }) else {
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCrypto
+import PayhookProviders
 
 /// Test keys. Each ring is "current,previous" so rotation can be exercised.
 enum TestSecrets {
@@ -62,7 +63,8 @@ struct SignedDelivery: Sendable {
 }
 
 /// Builds and signs deliveries from the providers' published schemes, without calling any
-/// payhook verifier: manifests, signing strings and bodies are assembled here, by hand.
+/// payhook verifier: bodies are assembled here, by hand, and signed with `WebhookSigner`, the
+/// signer `payhook send-test` uses, which `WebhookSignerTests` holds to the published vectors.
 enum Sign {
     static func unique() -> String { UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
 
@@ -72,9 +74,7 @@ enum Sign {
 
     /// `x-signature: ts=<ts>,v1=<hex HMAC-SHA256(secret, "id:<data.id>;request-id:<id>;ts:<ts>;")>`.
     static func mercadoPagoSignature(secret: String, dataID: String, requestID: String, ts: String) -> String {
-        let manifest = "id:\(dataID);request-id:\(requestID);ts:\(ts);"
-        let mac = HMAC.authenticationCode(.sha256, key: Array(secret.utf8), message: Array(manifest.utf8))
-        return "ts=\(ts),v1=\(Hex.encode(mac).lowercased())"
+        WebhookSigner.mercadoPagoSignature(secret: Array(secret.utf8), dataID: dataID, requestID: requestID, ts: ts)
     }
 
     /// A `payment.updated` notification; `data.id` travels in the query (signed) and the body.
@@ -120,15 +120,16 @@ enum Sign {
 
         /// The eight fields joined by `:`; a missing field stays as an empty string.
         var signingString: String {
-            [pspReference, originalReference ?? "", merchantAccountCode, merchantReference,
-             String(value), currency, eventCode, success].joined(separator: ":")
+            WebhookSigner.adyenSigningString(
+                pspReference: pspReference, originalReference: originalReference, merchantAccountCode: merchantAccountCode,
+                merchantReference: merchantReference, value: String(value), currency: currency, eventCode: eventCode, success: success)
         }
 
         var dedupComponent: String { [pspReference, eventCode, success, originalReference ?? ""].joined(separator: ":") }
 
         func json(hexKey: String) -> String {
             let key = try! Hex.decode(hexKey)
-            let signature = Base64.encode(HMAC.authenticationCode(.sha256, key: key, message: Array(signingString.utf8)))
+            let signature = WebhookSigner.adyenItemSignature(key: key, signingString: signingString)
             let original = originalReference.map { "\"originalReference\":\"\($0)\"," } ?? ""
             return """
                 {"NotificationRequestItem":{"additionalData":{"hmacSignature":"\(signature)","authCode":"58747"},\
@@ -162,7 +163,7 @@ enum Sign {
 
     /// `X-Signature` = base64 HMAC-SHA256(key UTF-8, request id + timestamp + raw body).
     static func pxpSignature(key: String, requestID: String, timestamp: String, body: [UInt8]) -> String {
-        Base64.encode(HMAC.authenticationCode(.sha256, key: Array(key.utf8), message: Array(requestID.utf8) + Array(timestamp.utf8) + body))
+        WebhookSigner.pxpSignature(key: Array(key.utf8), requestID: requestID, timestamp: timestamp, body: body)
     }
 
     static func pxpBody(_ marker: String = Sign.unique()) -> [UInt8] {

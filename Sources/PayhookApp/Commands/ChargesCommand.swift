@@ -18,7 +18,8 @@ enum ChargesCommand {
                                     attempt under a new key, or past_due). Find the charge id
                                     with `payhook subscriptions show`.
 
-        Written to audit_log with the actor (--actor, else $USER).
+        Written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 

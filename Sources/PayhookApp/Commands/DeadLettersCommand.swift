@@ -25,7 +25,8 @@ enum DeadLettersCommand {
           discard ID... --note TEXT [--actor NAME] [--json]
                                     marks letters discarded (the work stays failed); needs a note
 
-        Executed actions are written to audit_log with the actor (--actor, else $USER).
+        Executed actions are written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 
@@ -345,13 +346,19 @@ enum DeadLettersCommand {
 
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
-    /// Who runs an action that is audited: `--actor NAME`, else `$USER`.
-    func actor(_ environment: [String: String]) -> String? {
-        guard let actor = values["--actor"] ?? environment["USER"], !actor.isEmpty else { return nil }
-        return actor
+    /// Who runs an action that is audited: `--actor NAME`, else `$USER`, else the operating
+    /// system's account name; `nil` when none names anyone (an empty `$USER` counts as unset)
+    /// or `--actor` is given empty (asked for, then left blank: not guessed).
+    func actor(
+        _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
+    ) -> String? {
+        if let flag = values["--actor"] { return flag.isEmpty ? nil : flag }
+        if let user = environment["USER"], !user.isEmpty { return user }
+        guard let account = operatingSystemAccount(), !account.isEmpty else { return nil }
+        return account
     }
 
-    static let missingActor = "who is acting? pass --actor NAME (or set $USER); it goes into audit_log"
+    static let missingActor = "who is acting? pass --actor NAME (neither $USER nor an operating-system account name is set); it goes into audit_log"
 
     var positionals: [String] = []
     var values: [String: String] = [:]

@@ -32,6 +32,10 @@ public enum PayhookCLI {
                                                 (see `payhook charges help`)
           retention sweep [--json]              delete now what retention allows (serve also
                                                 sweeps every PAYHOOK_RETENTION_INTERVAL_SECONDS)
+          send-test PROVIDER EVENT [--to URL] [--account NAME] [--amount 1999 EUR] [--count N] …
+                                                post a correctly signed sample delivery, signed
+                                                with this configuration's keys (`--list`: the
+                                                events; see `payhook send-test help`)
           version [--json]                      print the version
           help                                  print this text
 
@@ -85,6 +89,8 @@ public enum PayhookCLI {
             return await ChargesCommand.run(rest, environment: environment)
         case "retention":
             return await RetentionCommand.run(rest, environment: environment)
+        case "send-test":
+            return await SendTestCommand.run(rest, environment: environment)
         default:
             return usageError("unknown command: \(command)")
         }

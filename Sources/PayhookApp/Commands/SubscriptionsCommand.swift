@@ -26,7 +26,8 @@ enum SubscriptionsCommand {
                                     stop charging until resumed; resuming charges from the next
                                     cycle due at or after now
 
-        Changes are written to audit_log with the actor (--actor, else $USER).
+        Changes are written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 
