@@ -2,9 +2,10 @@ import PayhookTestSupport
 import Testing
 @testable import PayhookProviders
 
-@Suite("JSON document reader agrees with the strict JSON reader")
+@Suite("The JSON tree built from the span reader agrees with the spans")
 struct JSONDocumentTests {
-    /// Accepted exactly when `JSONValue` accepts, and every value reads the same.
+    /// `JSONValue.parse` accepts exactly when `JSONDocument` does, and every value in the tree
+    /// reads the same as through the document's span accessors.
     static func expectAgreement(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         let value = JSONValue.parse(bytes)
         let document = JSONDocument(bytes)
