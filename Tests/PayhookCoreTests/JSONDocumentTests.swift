@@ -1,6 +1,6 @@
 import PayhookTestSupport
 import Testing
-@testable import PayhookProviders
+@testable import PayhookCore
 
 @Suite("The JSON tree built from the span reader agrees with the spans")
 struct JSONDocumentTests {

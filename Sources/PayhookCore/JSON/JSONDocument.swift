@@ -15,9 +15,9 @@ import Foundation
 ///     let type = document.scalarText(document.member("type", of: document.root))
 /// }
 /// ```
-struct JSONDocument {
+package struct JSONDocument {
     /// A position in ``nodes``.
-    typealias Node = Int
+    package typealias Node = Int
 
     fileprivate enum Kind: UInt8 {
         case object, array, string, number, literalTrue, literalFalse, null
@@ -46,12 +46,12 @@ struct JSONDocument {
     private let entries: [Entry]
 
     /// The document's top-level value.
-    let root: Node = 0
+    package let root: Node = 0
 
     /// Parses a complete JSON document (RFC 8259), or returns `nil` for anything else: duplicate
     /// object keys, invalid UTF-8, lone surrogates, trailing content and nesting deeper than
     /// `maxDepth` all fail.
-    init?(_ bytes: [UInt8], maxDepth: Int = 64) {
+    package init?(_ bytes: [UInt8], maxDepth: Int = 64) {
         let parsed: [Entry]? = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(bytes: buffer, maxDepth: maxDepth)
             do {
@@ -68,13 +68,13 @@ struct JSONDocument {
     }
 
     /// Whether `node` is an object.
-    func isObject(_ node: Node?) -> Bool {
+    package func isObject(_ node: Node?) -> Bool {
         guard let node else { return false }
         return entries[node].kind == .object
     }
 
     /// The member named `key` when `node` is an object (as `JSONValue`'s subscript), else `nil`.
-    func member(_ key: String, of node: Node?) -> Node? {
+    package func member(_ key: String, of node: Node?) -> Node? {
         guard let node, entries[node].kind == .object else { return nil }
         var child = node + 1
         let end = entries[node].next
@@ -86,13 +86,13 @@ struct JSONDocument {
     }
 
     /// Whether `node` is JSON `null`.
-    func isNull(_ node: Node?) -> Bool {
+    package func isNull(_ node: Node?) -> Bool {
         guard let node else { return false }
         return entries[node].kind == .null
     }
 
     /// The elements of `node` when it is an array, else `nil`.
-    func elements(of node: Node?) -> [Node]? {
+    package func elements(of node: Node?) -> [Node]? {
         guard let node, entries[node].kind == .array else { return nil }
         var elements: [Node] = []
         var child = node + 1
@@ -105,7 +105,7 @@ struct JSONDocument {
 
     /// As ``JSONValue/scalarText``: strings decoded, numbers as sent, `true`/`false`;
     /// `nil` for null, objects, arrays and a missing node.
-    func scalarText(_ node: Node?) -> String? {
+    package func scalarText(_ node: Node?) -> String? {
         guard let node else { return nil }
         let entry = entries[node]
         switch entry.kind {
@@ -121,7 +121,7 @@ struct JSONDocument {
 
     /// The tree of `node` and everything under it, as ``JSONValue/parse(_:maxDepth:)`` returns it
     /// for the root: keys and strings decoded, numbers as sent, members in document order.
-    func value(_ node: Node) -> JSONValue {
+    package func value(_ node: Node) -> JSONValue {
         bytes.withUnsafeBufferPointer { all in value(node, in: all) }
     }
 
