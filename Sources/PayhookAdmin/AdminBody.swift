@@ -1,5 +1,4 @@
 package import PayhookCore
-package import PayhookProviders
 
 /// Reading admin API request bodies (and the CLI's equivalents): one JSON parser for all of
 /// them, `JSONValue`, which keeps JSON's types apart (`true` is not `1`, `19.99` is not an

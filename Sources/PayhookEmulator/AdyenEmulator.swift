@@ -94,7 +94,7 @@ public final class AdyenEmulator: ChargeControls {
         }
         guard let currency = body.string("amount", "currency"), let value = body.numberText("amount", "value"),
               Int64(value) != nil, let reference = body.string("reference"),
-              body.value(["paymentMethod"]) is [String: Any]
+              body.isObject(["paymentMethod"])
         else {
             return .json(422, Self.error(422, message: "amount, reference and paymentMethod are required"))
         }
@@ -158,12 +158,12 @@ public final class AdyenEmulator: ChargeControls {
         }
         guard let type = body.string("paymentMethod", "type"), !type.isEmpty else { return "paymentMethod.type is required" }
         if let interaction = body.value(["shopperInteraction"]) {
-            guard let text = interaction as? String, shopperInteractions.contains(text) else {
+            guard case .string(let text) = interaction, shopperInteractions.contains(text) else {
                 return "shopperInteraction must be Ecommerce, ContAuth, Moto or POS"
             }
         }
         if let model = body.value(["recurringProcessingModel"]) {
-            guard let text = model as? String, recurringProcessingModels.contains(text) else {
+            guard case .string(let text) = model, recurringProcessingModels.contains(text) else {
                 return "recurringProcessingModel must be CardOnFile, Subscription or UnscheduledCardOnFile"
             }
         }

@@ -1,51 +1,68 @@
-import Foundation
 import PayhookCore
 
-/// Read access to a request body parsed by `JSONSerialization`, for the few fields the
-/// emulator needs. The parsed value never leaves the handler (it is not `Sendable`).
+/// Read access to a request body, for the few fields the emulator needs.
+///
+/// Read with payhook's strict reader (``JSONValue``): JSON's types stay apart (`true` is not a
+/// number) and numbers keep the text that was sent until a caller asks for them as a value.
 struct JSONRequestBody {
-    let root: [String: Any]
+    let root: JSONObject
 
     /// `nil` unless the body is a JSON object.
     init?(_ body: [UInt8]) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        guard case .object(let object)? = JSONValue.parse(body) else { return nil }
         root = object
     }
 
     /// A nested object of another body.
-    init(root: [String: Any]) { self.root = root }
+    init(root: JSONObject) { self.root = root }
 
-    func value(_ path: [String]) -> Any? {
-        var current: Any? = root
-        for key in path { current = (current as? [String: Any])?[key] }
+    func value(_ path: [String]) -> JSONValue? {
+        var current: JSONValue? = .object(root)
+        for key in path { current = current?[key] }
         return current
     }
 
-    func string(_ path: String...) -> String? { value(path) as? String }
+    func string(_ path: String...) -> String? { string(path) }
 
-    func array(_ path: String...) -> [Any]? { value(path) as? [Any] }
+    func string(_ path: [String]) -> String? {
+        guard case .string(let text)? = value(path) else { return nil }
+        return text
+    }
+
+    func array(_ path: String...) -> [JSONValue]? {
+        guard case .array(let elements)? = value(path) else { return nil }
+        return elements
+    }
+
+    /// Whether `path` holds a JSON object.
+    func isObject(_ path: [String]) -> Bool {
+        guard case .object? = value(path) else { return false }
+        return true
+    }
+
+    /// Whether `path` holds a JSON number.
+    func isNumber(_ path: [String]) -> Bool {
+        guard case .number? = value(path) else { return false }
+        return true
+    }
 
     /// A number as JSON text, or a string as sent (amounts come either way).
     func numberText(_ path: String...) -> String? {
-        let found = value(path)
-        if let text = found as? String { return text }
-        guard let number = found as? NSNumber else { return nil }
-        let double = number.doubleValue
-        if double == double.rounded(), abs(double) < 1e15 { return String(Int64(double)) }
-        // Swift prints the shortest text that round-trips, which is the decimal that was sent
-        // for any realistic amount.
-        return "\(double)"
+        switch value(path) {
+        case .string(let text)?: text
+        case .number(let text)?: Self.numberValueText(text)
+        default: nil
+        }
     }
 
     /// The scalar at `path` as text (strings as they are, numbers and booleans as JSON text),
     /// or nil when absent or not a scalar.
     func scalarText(_ path: [String]) -> String? {
         switch value(path) {
-        case let text as String: return text
-        case let number as NSNumber:
-            if Self.isBoolean(number) { return number.boolValue ? "true" : "false" }
-            return numberTextValue(number)
-        default: return nil
+        case .string(let text)?: text
+        case .number(let text)?: Self.numberValueText(text)
+        case .bool(let flag)?: flag ? "true" : "false"
+        default: nil
         }
     }
 
@@ -58,65 +75,64 @@ struct JSONRequestBody {
         return out
     }
 
-    /// Whether `path` holds a JSON integer.
+    /// Whether `path` holds a JSON integer: a number written without fraction or exponent.
     func isInteger(_ path: [String]) -> Bool {
-        guard let number = value(path) as? NSNumber, !Self.isBoolean(number) else { return false }
-        return number.doubleValue == number.doubleValue.rounded() && !"\(number)".contains(".")
+        guard case .number(let text)? = value(path) else { return false }
+        return !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }
     }
-
-    /// `JSONSerialization` gives booleans as `NSNumber`s of type `c` (char).
-    static func isBoolean(_ number: NSNumber) -> Bool { String(cString: number.objCType) == "c" }
 
     /// Whether `path` holds a JSON boolean.
     func isBoolean(_ path: [String], equalTo expected: Bool) -> Bool {
-        guard let number = value(path) as? NSNumber, Self.isBoolean(number) else { return false }
-        return number.boolValue == expected
+        value(path) == .bool(expected)
     }
 
-    private func numberTextValue(_ number: NSNumber) -> String {
-        let double = number.doubleValue
+    /// A number's value as text: integral values below 10^15 as integers (`100.0` is `100`),
+    /// others as the shortest text that round-trips through a `Double`, which is the decimal
+    /// that was sent for any realistic amount (`100.10` is `100.1`).
+    private static func numberValueText(_ text: String) -> String? {
+        guard let double = Double(text) else { return nil }
         if double == double.rounded(), abs(double) < 1e15 { return String(Int64(double)) }
         return "\(double)"
     }
 
-    /// The body in a canonical text form (keys sorted, no whitespace): equal for requests that
-    /// differ only in key order or whitespace, which is how an idempotent replay is recognized.
+    /// The body in a canonical text form (keys sorted, no whitespace, numbers by value): equal
+    /// for requests that differ only in key order, whitespace or a number's spelling, which is
+    /// how an idempotent replay is recognized.
     var fingerprint: [UInt8] { fingerprint(excluding: []) }
 
     /// The fingerprint without some top-level members: fields a client legitimately changes
     /// between attempts of the same request (PXP's `merchantTransactionDate`).
-    ///
-    /// Written by hand rather than with `JSONSerialization.data(…, .sortedKeys)`, which bridges
-    /// to `NSDictionary` and sorts through `NSString` and was a third of the emulator's CPU per
-    /// charge in bench/charges.
     func fingerprint(excluding keys: Set<String>) -> [UInt8] {
         var out = ""
-        Self.canonical(keys.isEmpty ? root : root.filter { !keys.contains($0.key) }, into: &out)
+        let kept = keys.isEmpty ? root : JSONObject(root.members.filter { !keys.contains($0.key) })
+        Self.canonical(.object(kept), into: &out)
         return Array(out.utf8)
     }
 
-    private static func canonical(_ value: Any, into out: inout String) {
+    private static func canonical(_ value: JSONValue, into out: inout String) {
         switch value {
-        case let object as [String: Any]:
+        case .object(let object):
             out += "{"
-            for key in object.keys.sorted() {
-                out += JSONString.quote(key) + ":"
-                canonical(object[key] ?? NSNull(), into: &out)
+            for member in object.members.sorted(by: { $0.key < $1.key }) {
+                out += JSONString.quote(member.key) + ":"
+                canonical(member.value, into: &out)
                 out += ","
             }
             out += "}"
-        case let array as [Any]:
+        case .array(let elements):
             out += "["
-            for element in array {
+            for element in elements {
                 canonical(element, into: &out)
                 out += ","
             }
             out += "]"
-        case let text as String:
+        case .string(let text):
             out += JSONString.quote(text)
-        case let number as NSNumber:
-            out += number.description
-        default:
+        case .number(let text):
+            out += numberValueText(text) ?? text
+        case .bool(let flag):
+            out += flag ? "true" : "false"
+        case .null:
             out += "null"
         }
     }

@@ -41,7 +41,7 @@ extension MercadoPagoEmulator {
             return ("invalid_transactions", "transactions.payments must hold at least one payment")
         }
         for (index, element) in payments.enumerated() {
-            guard let object = element as? [String: Any] else { return ("invalid_payment", "transactions.payments[\(index)] must be an object") }
+            guard case .object(let object) = element else { return ("invalid_payment", "transactions.payments[\(index)] must be an object") }
             let payment = JSONRequestBody(root: object)
             if let problem = paymentProblem(payment, mode: mode, index: index, knownOrder: knownOrder) { return problem }
         }
@@ -71,7 +71,7 @@ extension MercadoPagoEmulator {
                     return ("invalid_payment_method", "\(at).payment_method.token is not allowed in a merchant-initiated payment")
                 }
                 if let reference = payment.value(["stored_credential", "previous_transaction_reference"]) {
-                    guard let text = reference as? String, !text.isEmpty else {
+                    guard case .string(let text) = reference, !text.isEmpty else {
                         return ("invalid_stored_credential", "\(at).stored_credential.previous_transaction_reference must be a payment id")
                     }
                     if text.hasPrefix("ORD") || knownOrder(text) {

@@ -158,13 +158,12 @@ public final class MercadoPagoEmulator: ChargeControls {
         let currency = body.string("currency") ?? self.currency
         var paymentDocuments: [JSONText] = []
         for payment in payments {
-            let fields = payment as? [String: Any] ?? [:]
-            let method = fields["payment_method"] as? [String: Any]
+            let fields: JSONRequestBody? = if case .object(let object) = payment { JSONRequestBody(root: object) } else { nil }
             var methodMembers: [(String, JSONText)] = []
             for field in ["id", "type", "card_id"] {
-                if let value = method?[field] as? String { methodMembers.append((field, .string(value))) }
+                if let value = fields?.string("payment_method", field) { methodMembers.append((field, .string(value))) }
             }
-            let amount = (fields["amount"] as? String) ?? total
+            let amount = fields?.string("amount") ?? total
             paymentDocuments.append(.object([
                 ("id", .string("PAY" + EmulatorIDs.base32(26))),
                 ("amount", .string(amount)),
@@ -197,7 +196,7 @@ public final class MercadoPagoEmulator: ChargeControls {
         let document = JSONText.object(members).bytes
         state.orders[orderID] = document
         var fields = body.fields(["processing_mode"])
-        if let first = payments.first as? [String: Any] {
+        if case .object(let first)? = payments.first {
             fields.merge(JSONRequestBody(root: first).fields(Self.recordedFields.filter { $0 != "processing_mode" })) { old, _ in old }
         }
         state.book.ledger.record(ExecutedCharge(

@@ -317,11 +317,11 @@ public final class PXPEmulator: ChargeControls {
         guard body.value(["amounts", "transactionValue"]) == nil else {
             return "amounts.transactionValue is not a request field; send amounts.transaction"
         }
-        guard body.value(["amounts", "transaction"]) is NSNumber else { return "amounts.transaction must be a number" }
-        guard let token = body.value(gatewayTokenPath) as? String, !token.isEmpty else {
+        guard body.isNumber(["amounts", "transaction"]) else { return "amounts.transaction must be a number" }
+        guard let token = body.string(gatewayTokenPath), !token.isEmpty else {
             return "a stored card (gatewayTokenId) is required"
         }
-        guard let model = body.value(processingModelPath) as? String, processingModels.contains(model) else {
+        guard let model = body.string(processingModelPath), processingModels.contains(model) else {
             return "the processing model must be one of PXP's card-on-file or merchant-initiated models"
         }
         return nil

@@ -1,7 +1,6 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
-import PayhookProviders
 import Synchronization
 
 /// Gauges read from the database: inbound backlog, oldest pending delivery's age and open dead

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookAdmin
+import PayhookCore
 
 /// How often a subscription is charged: every N days, weeks or months, in UTC.
 ///
@@ -38,11 +39,11 @@ package struct SubscriptionInterval: Sendable, Hashable {
         .object([.init("every", .int(Int64(every))), .init("unit", .string(unit.rawValue))])
     }
 
-    /// Reads the stored column back.
+    /// Reads the stored column back: what ``json`` wrote, so `every` is an integer.
     static func parse(json text: String) -> SubscriptionInterval? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let every = (object["every"] as? NSNumber)?.intValue,
-              let unitText = object["unit"] as? String, let unit = Unit(rawValue: unitText)
+        guard let object = JSONValue.parse(Array(text.utf8)),
+              let every = object["every"]?.exactInteger.flatMap({ Int(exactly: $0) }),
+              case .string(let unitText)? = object["unit"], let unit = Unit(rawValue: unitText)
         else { return nil }
         return SubscriptionInterval(every: every, unit: unit)
     }

@@ -1,3 +1,5 @@
+import PayhookCore
+
 /// The signed fields of one standard-webhook `NotificationRequestItem`.
 struct AdyenNotificationItem {
     let pspReference: String

@@ -1,5 +1,5 @@
 import Testing
-@testable import PayhookProviders
+@testable import PayhookCore
 
 @Suite("Strict JSON reader")
 struct JSONValueTests {

@@ -1,50 +1,15 @@
-/// A JSON value as the verifiers need it: numbers keep the exact text that was sent.
+import PayhookCore
+
+/// A second, plainly written JSON reader, for the differential tests only.
 ///
-/// Adyen signs `amount.value` as the digits it put on the wire, and Mercado Pago ids can
-/// exceed what a `Double` holds exactly, so going through `JSONSerialization` (which turns
-/// `1130` into an `NSNumber` whose text may become `1130.0`) could change signed bytes.
-public enum JSONValue: Sendable, Equatable {
-    case object(JSONObject)
-    case array([JSONValue])
-    case string(String)
-    /// The number's literal text, validated against the JSON grammar but not converted.
-    case number(String)
-    case bool(Bool)
-    case null
-
-    /// The member named `key` when this is an object.
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    /// The value as an exact integer: a number written without fraction or exponent that fits
-    /// in 64 bits; nil for anything else (`19.99`, `1e3`, `"1999"`, `true`). Money in minor units
-    /// must be exactly this, never a rounded double.
-    public var exactInteger: Int64? {
-        guard case .number(let text) = self, !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
-        else { return nil }
-        return Int64(text)
-    }
-
-    /// The value as the text a provider would sign: strings as they are, numbers as sent,
-    /// booleans as `true`/`false`; `nil` for null, objects and arrays.
-    public var scalarText: String? {
-        switch self {
-        case .string(let text): text
-        case .number(let text): text
-        case .bool(let flag): flag ? "true" : "false"
-        case .null, .object, .array: nil
-        }
-    }
-
-    /// Parses a complete JSON document (RFC 8259), or returns `nil` for anything else.
-    ///
-    /// Stricter than most parsers on purpose: duplicate object keys, invalid UTF-8, lone
-    /// surrogates, trailing content and nesting deeper than `maxDepth` all fail, so that two
-    /// parsers can never disagree about what a signed field contained.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONValue? {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+/// Production reads JSON through ``JSONDocument`` alone, and ``JSONValue`` is built from its
+/// spans, so comparing those two checks the tree but not the rules. This recursive-descent
+/// parser applies the same rules (grammar, duplicate keys, UTF-8, surrogates, depth) on its own,
+/// so a mistake in the span reader's fast paths shows up as a disagreement.
+enum ReferenceJSON {
+    /// A complete JSON document (RFC 8259) as a tree, or `nil` for anything else.
+    static func parse(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONValue? {
+        var parser = ReferenceParser(bytes: bytes, maxDepth: maxDepth)
         do {
             let value = try parser.parseValue(depth: 0)
             parser.skipWhitespace()
@@ -55,39 +20,11 @@ public enum JSONValue: Sendable, Equatable {
     }
 }
 
-/// An object's members in document order.
-///
-/// Webhook objects are small, so an array with linear lookup is cheaper to build than a
-/// dictionary (no hashing, one allocation); this parser runs on the ingress hot path for every
-/// delivery. Equality ignores member order, as JSON's does.
-public struct JSONObject: Sendable, Equatable {
-    public fileprivate(set) var members: [(key: String, value: JSONValue)] = []
-
-    /// An object of `members`, for callers that build a document to validate it the way a
-    /// parsed one is (the CLI turns its flags into the admin API's body). Keys must be unique.
-    public init(_ members: [(key: String, value: JSONValue)]) {
-        self.members = members
-    }
-
-    init() {}
-
-    /// The members' names in document order.
-    public var keys: [String] { members.map(\.key) }
-
-    public subscript(key: String) -> JSONValue? {
-        members.first { $0.key == key }?.value
-    }
-
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.members.count == rhs.members.count && lhs.members.allSatisfy { rhs[$0.key] == $0.value }
-    }
-}
-
 private struct JSONParseFailure: Error {}
 
 /// A recursive-descent parser over raw bytes; recursion is bounded by `maxDepth`, so hostile
 /// input cannot exhaust the stack.
-private struct JSONParser {
+private struct ReferenceParser {
     let bytes: [UInt8]
     let maxDepth: Int
     var index = 0
@@ -133,7 +70,7 @@ private struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(JSONParseFailure) -> JSONValue {
         index += 1
-        var object = JSONObject()
+        var members: [(key: String, value: JSONValue)] = []
         // Duplicate keys are refused. Small objects check by scanning; past this size a set
         // keeps the check linear, so a hostile body with many keys cannot make it quadratic.
         let scanLimit = 16
@@ -141,7 +78,7 @@ private struct JSONParser {
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
-            return .object(object)
+            return .object(JSONObject(members))
         }
         while true {
             skipWhitespace()
@@ -155,14 +92,14 @@ private struct JSONParser {
                 guard seen.insert(key).inserted else { throw JSONParseFailure() }
                 seenKeys = seen
             } else {
-                guard !object.members.contains(where: { $0.key == key }) else { throw JSONParseFailure() }
-                if object.members.count == scanLimit { seenKeys = Set(object.members.map(\.key) + [key]) }
+                guard !members.contains(where: { $0.key == key }) else { throw JSONParseFailure() }
+                if members.count == scanLimit { seenKeys = Set(members.map(\.key) + [key]) }
             }
-            object.members.append((key, value))
+            members.append((key, value))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(object)
+            case UInt8(ascii: "}"): index += 1; return .object(JSONObject(members))
             default: throw JSONParseFailure()
             }
         }

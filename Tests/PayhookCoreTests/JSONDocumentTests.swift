@@ -1,13 +1,17 @@
 import PayhookTestSupport
 import Testing
-@testable import PayhookProviders
+@testable import PayhookCore
 
-@Suite("JSON document reader agrees with the strict JSON reader")
+@Suite("The JSON tree built from the span reader agrees with the spans")
 struct JSONDocumentTests {
-    /// Accepted exactly when `JSONValue` accepts, and every value reads the same.
+    /// `JSONValue.parse` accepts exactly when `JSONDocument` does, and every value in the tree
+    /// reads the same as through the document's span accessors; an independently written reader
+    /// (``ReferenceJSON``) accepts the same documents and reads the same tree.
     static func expectAgreement(_ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
         let value = JSONValue.parse(bytes)
         let document = JSONDocument(bytes)
+        #expect(ReferenceJSON.parse(bytes) == value, "\(String(decoding: bytes, as: UTF8.self))",
+                sourceLocation: sourceLocation)
         #expect((value == nil) == (document == nil), "\(String(decoding: bytes, as: UTF8.self))",
                 sourceLocation: sourceLocation)
         if let value, let document {

@@ -1,14 +1,13 @@
 import Foundation
 
-/// A validated JSON document kept as byte spans over its text: the verifiers' reader.
+/// A validated JSON document kept as byte spans over its text: payhook's one JSON reader.
 ///
-/// Accepts and refuses exactly what ``JSONValue/parse(_:maxDepth:)`` does (the same grammar,
-/// duplicate keys, UTF-8 and surrogate rules and depth bound), so a verifier that switched to
-/// it reaches the same verdict and dedup key for every body. It builds no tree: parsing fills
-/// one array of fixed-size nodes, and a `String` exists only for a field a verifier reads.
-/// Verifiers run for every delivery on the ingress path, where building a whole `JSONValue`
-/// tree (a `String` per key and value, an array per container) was the largest part of
-/// verification.
+/// Verifiers read the few fields they need straight from the spans; ``JSONValue/parse(_:maxDepth:)``
+/// builds its tree from them (``value(_:)``), so every reader of a body applies the same grammar,
+/// duplicate-key, UTF-8, surrogate and depth rules and reaches the same verdict. Parsing fills one
+/// array of fixed-size nodes, and a `String` exists only for a field someone reads: verifiers run
+/// for every delivery on the ingress path, where building a whole tree (a `String` per key and
+/// value, an array per container) was the largest part of verification.
 ///
 /// ```swift
 /// JSONValue.parse(body)?["type"]?.scalarText               // a String for every key and value
@@ -16,9 +15,9 @@ import Foundation
 ///     let type = document.scalarText(document.member("type", of: document.root))
 /// }
 /// ```
-struct JSONDocument {
+package struct JSONDocument {
     /// A position in ``nodes``.
-    typealias Node = Int
+    package typealias Node = Int
 
     fileprivate enum Kind: UInt8 {
         case object, array, string, number, literalTrue, literalFalse, null
@@ -47,10 +46,12 @@ struct JSONDocument {
     private let entries: [Entry]
 
     /// The document's top-level value.
-    let root: Node = 0
+    package let root: Node = 0
 
-    /// Parses `bytes`; `nil` exactly when ``JSONValue/parse(_:maxDepth:)`` returns `nil`.
-    init?(_ bytes: [UInt8], maxDepth: Int = 64) {
+    /// Parses a complete JSON document (RFC 8259), or returns `nil` for anything else: duplicate
+    /// object keys, invalid UTF-8, lone surrogates, trailing content and nesting deeper than
+    /// `maxDepth` all fail.
+    package init?(_ bytes: [UInt8], maxDepth: Int = 64) {
         let parsed: [Entry]? = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(bytes: buffer, maxDepth: maxDepth)
             do {
@@ -67,13 +68,13 @@ struct JSONDocument {
     }
 
     /// Whether `node` is an object.
-    func isObject(_ node: Node?) -> Bool {
+    package func isObject(_ node: Node?) -> Bool {
         guard let node else { return false }
         return entries[node].kind == .object
     }
 
     /// The member named `key` when `node` is an object (as `JSONValue`'s subscript), else `nil`.
-    func member(_ key: String, of node: Node?) -> Node? {
+    package func member(_ key: String, of node: Node?) -> Node? {
         guard let node, entries[node].kind == .object else { return nil }
         var child = node + 1
         let end = entries[node].next
@@ -85,13 +86,13 @@ struct JSONDocument {
     }
 
     /// Whether `node` is JSON `null`.
-    func isNull(_ node: Node?) -> Bool {
+    package func isNull(_ node: Node?) -> Bool {
         guard let node else { return false }
         return entries[node].kind == .null
     }
 
     /// The elements of `node` when it is an array, else `nil`.
-    func elements(of node: Node?) -> [Node]? {
+    package func elements(of node: Node?) -> [Node]? {
         guard let node, entries[node].kind == .array else { return nil }
         var elements: [Node] = []
         var child = node + 1
@@ -104,7 +105,7 @@ struct JSONDocument {
 
     /// As ``JSONValue/scalarText``: strings decoded, numbers as sent, `true`/`false`;
     /// `nil` for null, objects, arrays and a missing node.
-    func scalarText(_ node: Node?) -> String? {
+    package func scalarText(_ node: Node?) -> String? {
         guard let node else { return nil }
         let entry = entries[node]
         switch entry.kind {
@@ -115,6 +116,45 @@ struct JSONDocument {
         case .literalTrue: return "true"
         case .literalFalse: return "false"
         case .null, .object, .array: return nil
+        }
+    }
+
+    /// The tree of `node` and everything under it, as ``JSONValue/parse(_:maxDepth:)`` returns it
+    /// for the root: keys and strings decoded, numbers as sent, members in document order.
+    package func value(_ node: Node) -> JSONValue {
+        bytes.withUnsafeBufferPointer { all in value(node, in: all) }
+    }
+
+    /// Recursion is bounded by the `maxDepth` the document was parsed with.
+    private func value(_ node: Node, in all: UnsafeBufferPointer<UInt8>) -> JSONValue {
+        let entry = entries[node]
+        switch entry.kind {
+        case .object:
+            var members: [(key: String, value: JSONValue)] = []
+            var child = node + 1
+            while child < entry.next {
+                let member = entries[child]
+                let key = JSONScanner.decode(
+                    UnsafeBufferPointer(rebasing: all[member.keyStart..<member.keyEnd]), escaped: member.keyIsEscaped)
+                members.append((key, value(child, in: all)))
+                child = member.next
+            }
+            return .object(JSONObject(members))
+        case .array:
+            var elements: [JSONValue] = []
+            var child = node + 1
+            while child < entry.next {
+                elements.append(value(child, in: all))
+                child = entries[child].next
+            }
+            return .array(elements)
+        case .string:
+            return .string(JSONScanner.decode(UnsafeBufferPointer(rebasing: all[entry.start..<entry.end]), escaped: entry.escaped))
+        case .number:
+            return .number(JSONScanner.decode(UnsafeBufferPointer(rebasing: all[entry.start..<entry.end]), escaped: false))
+        case .literalTrue: return .bool(true)
+        case .literalFalse: return .bool(false)
+        case .null: return .null
         }
     }
 
@@ -169,7 +209,7 @@ struct JSONDocument {
                 }
             }
         }
-        // Escapes or non-ASCII: compare as Strings, whose equality is what JSONValue uses.
+        // Escapes or non-ASCII: compare as Strings, whose equality is what JSONObject uses.
         return text(start: entry.keyStart, end: entry.keyEnd, escaped: entry.keyIsEscaped) == key
     }
 
@@ -188,7 +228,8 @@ private func memoryEquals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPoin
 
 private struct JSONScanFailure: Error {}
 
-/// The validating pass behind ``JSONDocument``; mirrors `JSONParser` rule for rule.
+/// The validating pass behind ``JSONDocument``: a recursive descent bounded by `maxDepth`, so
+/// hostile input cannot exhaust the stack.
 private struct JSONScanner {
     typealias Entry = JSONDocument.Entry
 
@@ -350,7 +391,7 @@ private struct JSONScanner {
                 UnsafeBufferPointer(rebasing: bytes[key.start..<key.end]))
         }
         // A non-ASCII key can equal another spelled differently (String equality is canonical
-        // equivalence, as in JSONValue's check), so these compare as Strings.
+        // equivalence, which is how JSONObject finds a member), so these compare as Strings.
         return keyText(start: entry.keyStart, end: entry.keyEnd, escaped: entry.keyIsEscaped)
             == keyText(start: key.start, end: key.end, escaped: key.escaped)
     }
