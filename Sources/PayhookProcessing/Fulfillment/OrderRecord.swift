@@ -1,6 +1,6 @@
-import Foundation
-import PayhookPostgres
-import PayhookAdmin
+package import Foundation
+package import PayhookPostgres
+package import PayhookAdmin
 
 /// An order as fulfillment and the admin API see it: the merchant's registered expectation,
 /// what the provider reported, and the payments linked to it.

@@ -1,4 +1,4 @@
-import PayhookCrypto
+public import PayhookCrypto
 
 /// Signs webhook deliveries the way each provider does, for `payhook send-test` and the tests
 /// that play a provider.
