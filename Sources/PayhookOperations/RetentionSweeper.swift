@@ -46,15 +46,15 @@ package final class RetentionSweeper: Sendable {
         let day: TimeInterval = 86400
         if policy.processedInboundDays > 0 {
             let cutoff = now().addingTimeInterval(-Double(policy.processedInboundDays) * day)
-            outcome.inboundEvents = try await deleteInBatches(OperationsSQL.deleteProcessedInbound, cutoff, deletedInbound)
+            outcome.inboundEvents = try await deleteInBatches(OperationsSQL.shared.deleteProcessedInbound, cutoff, deletedInbound)
         }
         if policy.rejectedDays > 0 {
             let cutoff = now().addingTimeInterval(-Double(policy.rejectedDays) * day)
-            outcome.rejectedDeliveries = try await deleteInBatches(OperationsSQL.deleteRejectedDeliveries, cutoff, deletedRejected)
+            outcome.rejectedDeliveries = try await deleteInBatches(OperationsSQL.shared.deleteRejectedDeliveries, cutoff, deletedRejected)
         }
         if policy.finishedJobDays > 0 {
             let cutoff = now().addingTimeInterval(-Double(policy.finishedJobDays) * day)
-            outcome.jobs = try await deleteInBatches(OperationsSQL.deleteFinishedJobs, cutoff, deletedJobs)
+            outcome.jobs = try await deleteInBatches(OperationsSQL.shared.deleteFinishedJobs, cutoff, deletedJobs)
         }
         return outcome
     }

@@ -214,7 +214,7 @@ package final class SubscriptionScheduler: Sendable {
         let batchSize = settings.schedulerBatchSize
         let maxAttempts = settings.chargeMaxAttempts
         let result = try await pool.transaction { connection in
-            let rows = try await connection.query(SubscriptionSQL.claimDue, [.timestamptz(now), .int(Int64(batchSize))])
+            let rows = try await connection.query(SubscriptionSQL.shared.claimDue, [.timestamptz(now), .int(Int64(batchSize))])
             var result = BatchResult(claimed: rows.rows.count)
             guard !rows.rows.isEmpty else { return result }
             let namespace = try await InstallationNamespace.load(on: connection)
@@ -261,10 +261,10 @@ package final class SubscriptionScheduler: Sendable {
                                              reason: plan.statusReason))
             }
             if !charges.isEmpty {
-                try await connection.query(SubscriptionSQL.insertFirstAttempts, [.jsonb(JSONOutput.array(charges).rendered)])
+                try await connection.query(SubscriptionSQL.shared.insertFirstAttempts, [.jsonb(JSONOutput.array(charges).rendered)])
                 try await queue.enqueue(jobs, on: connection)
             }
-            try await connection.query(SubscriptionSQL.advanceSubscriptions, [.jsonb(JSONOutput.array(advances).rendered)])
+            try await connection.query(SubscriptionSQL.shared.advanceSubscriptions, [.jsonb(JSONOutput.array(advances).rendered)])
             result.created = charges.count
             return result
         }

@@ -75,7 +75,7 @@ package struct FulfillOrderHandler: JobHandler {
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(Self.lockKeys(unlocked)))])
+            try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(Self.lockKeys(unlocked)))])
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
@@ -94,7 +94,7 @@ package struct FulfillOrderHandler: JobHandler {
                     orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: Date()), on: connection)
                 // `pending` until the merchant acknowledges; a row still at `none` (registered
                 // and paid in one go by an operator replay) moves too.
-                try await connection.query("UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'", [.int(order.id)])
+                try await connection.query(FulfillmentSQL.shared.markFulfillmentPending, [.int(order.id)])
                 await beforeCommit?(order.id)
                 return .succeeded
             case .wait(let missing) where job.attempt < Self.checks(job):
@@ -103,10 +103,10 @@ package struct FulfillOrderHandler: JobHandler {
                 return .retry(error: "waiting: \(missing)")
             case .wait(let missing):
                 let reason = "\(missing), still after \(job.attempt) checks"
-                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")
             case .mismatch(let reason):
-                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")
             }
         }

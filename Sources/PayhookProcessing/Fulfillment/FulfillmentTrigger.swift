@@ -27,7 +27,7 @@ package struct FulfillmentTrigger: Sendable {
     func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
         var orderIDs = touched.orderIDs
         if !touched.unlinkedPaymentIDs.isEmpty {
-            let linked = try await connection.query(FulfillmentSQL.linkPaymentsByReference,
+            let linked = try await connection.query(FulfillmentSQL.shared.linkPaymentsByReference,
                                                     [.integerArray(touched.unlinkedPaymentIDs)])
             for row in linked { orderIDs.insert(try row.decode("order_id")) }
         }
@@ -41,7 +41,7 @@ package struct FulfillmentTrigger: Sendable {
     }
 
     private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws {
-        let rows = try await connection.query(FulfillmentSQL.followUps, [
+        let rows = try await connection.query(FulfillmentSQL.shared.followUps, [
             .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
@@ -56,7 +56,7 @@ package struct FulfillmentTrigger: Sendable {
             }
         }
         try await queue.enqueue(jobs, on: connection)
-        try await connection.query(FulfillmentSQL.wakeWaitingFulfillment, [.integerArray(orderIDs)])
+        try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
             for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {

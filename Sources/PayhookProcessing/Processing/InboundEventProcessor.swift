@@ -201,7 +201,7 @@ package final class InboundEventProcessor: Sendable {
     private func processBatch(on connection: PostgresConnection,
                               claimed report: ([ClaimedInboundEvent]) -> Void) async throws -> BatchOutcome {
         let claimNow = now()
-        let rows = try await connection.query(ProcessingSQL.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
+        let rows = try await connection.query(ProcessingSQL.shared.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
         var claimed: [ClaimedInboundEvent] = []
         claimed.reserveCapacity(rows.rows.count)
         for row in rows {
@@ -221,7 +221,7 @@ package final class InboundEventProcessor: Sendable {
             if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }
         }
         if !keys.isEmpty {
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
+            try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(keys))])
         }
 
         var processed: [Int64] = []
@@ -257,7 +257,7 @@ package final class InboundEventProcessor: Sendable {
         if !processed.isEmpty {
             try await followUps.afterProcessing(touched, on: connection)
             try await hooks.afterBatch(touched, connection)
-            try await connection.query(ProcessingSQL.markProcessed, [.integerArray(processed)])
+            try await connection.query(ProcessingSQL.shared.markProcessed, [.integerArray(processed)])
         }
         outcome.processed = processed.count
         return outcome
@@ -307,15 +307,15 @@ package final class InboundEventProcessor: Sendable {
         ]
         if failure.retryable, !settings.retry.isExhausted(afterAttempt: attempt) {
             let due = settings.retry.nextAttempt(after: attempt, now: time, jitter: jitter())
-            try await connection.query(ProcessingSQL.scheduleRetry, [
+            try await connection.query(ProcessingSQL.shared.scheduleRetry, [
                 .int(event.id), .int(Int64(attempt)), .timestamptz(due), .text(failure.message),
             ])
             logger.warning("inbound event failed; will retry", fields)
             return false
         }
         let reason = failure.reason
-        try await connection.query(ProcessingSQL.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
-        try await connection.query(ProcessingSQL.insertDeadLetter, [
+        try await connection.query(ProcessingSQL.shared.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
+        try await connection.query(ProcessingSQL.shared.insertDeadLetter, [
             .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),
         ])
         logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason)]) { $1 })
