@@ -47,7 +47,7 @@ import PayhookProcessing
 ///
 /// Threading: a `Sendable` value; the worker calls `run` concurrently for different jobs.
 package struct ChargeRecurringHandler: JobHandler {
-    package static let kind = SubscriptionScheduler.jobKind
+    package static let kind = JobKind.chargeRecurring.rawValue
     static let metricName = "payhook_charges_total"
 
     let pool: PostgresPool

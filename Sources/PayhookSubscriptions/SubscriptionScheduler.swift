@@ -25,8 +25,6 @@ import PayhookProcessing
 ///
 /// Threading: `tick` may be called from any task; `run` owns a loop until `stop()`.
 package final class SubscriptionScheduler: Sendable {
-    /// The job kind every scheduled charge runs as.
-    static let jobKind = "charge_recurring"
     /// Cycles one subscription gets per batch when catching up; the rest follow in later batches.
     static let maxCyclesPerBatch = 100
 
@@ -252,7 +250,7 @@ package final class SubscriptionScheduler: Sendable {
                         .init("currency", .string(due.currency)), .init("provider", .string(due.provider)),
                         .init("scheduled_at", .timestamp(charge.dueAt)),
                     ]))
-                    jobs.append(JobRequest(kind: Self.jobKind, payload: ChargeJobPayload(idempotencyKey: key, provider: due.provider,
+                    jobs.append(JobRequest(kind: JobKind.chargeRecurring.rawValue, payload: ChargeJobPayload(idempotencyKey: key, provider: due.provider,
                                                                                           subscriptionID: due.id).json,
                                            uniqueKey: key, maxAttempts: maxAttempts))
                 }

@@ -44,9 +44,6 @@ package struct MerchantCallback: Sendable {
 /// Queues merchant callbacks inside the caller's transaction: the row in `merchant_callbacks`
 /// and its delivery job commit (or roll back) with the change that caused them.
 package struct MerchantCallbackOutbox: Sendable {
-    /// The job kind that delivers a callback.
-    static let jobKind = "merchant_callback"
-
     let queue: JobQueue
 
     package init(queue: JobQueue) {
@@ -65,8 +62,8 @@ package struct MerchantCallbackOutbox: Sendable {
             .text(callback.body),
         ])
         guard let id = try rows.rows.first?.decode("id", as: Int64.self) else { return false }
-        try await queue.enqueue(kind: Self.jobKind, payload: "{\"callback_id\":\(id)}",
-                                uniqueKey: "\(Self.jobKind):\(callback.webhookID)", on: connection)
+        try await queue.enqueue(kind: JobKind.merchantCallback.rawValue, payload: "{\"callback_id\":\(id)}",
+                                uniqueKey: JobKind.merchantCallback.uniqueKey(callback.webhookID), on: connection)
         return true
     }
 }

@@ -22,7 +22,7 @@ package struct MerchantCallbackDelivery: JobHandler {
         self.logger = logger
     }
 
-    package static let kind = MerchantCallbackOutbox.jobKind
+    package static let kind = JobKind.merchantCallback.rawValue
 
     let pool: PostgresPool
     let http: any HTTPClient

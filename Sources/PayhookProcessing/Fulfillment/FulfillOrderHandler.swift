@@ -24,7 +24,7 @@ package struct FulfillOrderHandler: JobHandler {
         self.beforeCommit = beforeCommit
     }
 
-    package static let kind = FulfillmentTrigger.fulfillKind
+    package static let kind = JobKind.fulfillOrder.rawValue
 
     let pool: PostgresPool
     let queue: JobQueue

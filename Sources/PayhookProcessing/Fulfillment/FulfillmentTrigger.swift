@@ -14,12 +14,8 @@ package struct FulfillmentTrigger: Sendable {
         self.settings = settings
     }
 
-    static let fulfillKind = "fulfill_order"
-
     let queue: JobQueue
     let settings: FulfillmentSettings
-
-    static func fulfillUniqueKey(orderID: Int64) -> String { "\(fulfillKind):\(orderID)" }
 
     /// After a processor batch: links reference-only payments to registered orders, then queues
     /// follow-ups for every order the batch touched. Nothing to do (the common case for
@@ -49,8 +45,8 @@ package struct FulfillmentTrigger: Sendable {
         for row in rows {
             let orderID: Int64 = try row.decode("order_id")
             if try row.decode("follow_up", as: String.self) == "paid" {
-                jobs.append(JobRequest(kind: Self.fulfillKind, payload: "{\"order_id\":\(orderID)}",
-                                       uniqueKey: Self.fulfillUniqueKey(orderID: orderID)))
+                jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
+                                       uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
             } else {
                 reversals.append((orderID, try row.decode("payment_id")))
             }
