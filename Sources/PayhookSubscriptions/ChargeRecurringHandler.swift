@@ -600,7 +600,9 @@ package struct ChargeRecurringHandler: JobHandler {
         let asOrder: Bool
 
         /// The processor's advisory-lock key of the row the webhook will update.
-        var lockKey: String { "\(asOrder ? "order" : "payment"):\(provider):\(providerPaymentID)" }
+        var lockKey: AdvisoryLockKey {
+            asOrder ? .order(provider: provider, id: providerPaymentID) : .payment(provider: provider, id: providerPaymentID)
+        }
     }
 
     /// Marks the first attempts of `keys` in one statement. One element per key: the loaded
@@ -654,7 +656,7 @@ package struct ChargeRecurringHandler: JobHandler {
         }
         let payments = batch.filter { !$0.asOrder }
         let orders = batch.filter(\.asOrder)
-        try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(batch.map(\.lockKey)))])
+        try await AdvisoryLockKey.lock(batch.map(\.lockKey), on: connection)
         var settled = Set<Int64>()
         if !payments.isEmpty {
             for row in try await connection.query(SubscriptionSQL.shared.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {

@@ -47,11 +47,11 @@ package struct FulfillOrderHandler: JobHandler {
 
     /// The processor's advisory-lock keys of everything that links a payment to `order`: its
     /// provider order id, its merchant reference and each payment linked already.
-    static func lockKeys(_ order: OrderRecord) -> [String] {
-        var keys = order.payments.map { "payment:\(order.provider):\($0.providerPaymentID)" }
-        if let id = order.providerOrderID { keys.append("order:\(order.provider):\(id)") }
+    static func lockKeys(_ order: OrderRecord) -> [AdvisoryLockKey] {
+        var keys = order.payments.map { AdvisoryLockKey.payment(provider: order.provider, id: $0.providerPaymentID) }
+        if let id = order.providerOrderID { keys.append(.order(provider: order.provider, id: id)) }
         if let reference = order.merchantReference {
-            keys.append(CanonicalEventApplier.referenceLockKey(provider: order.provider, merchantReference: reference))
+            keys.append(.reference(provider: order.provider, merchantReference: reference))
         }
         return keys
     }
@@ -75,7 +75,7 @@ package struct FulfillOrderHandler: JobHandler {
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
-            try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(Self.lockKeys(unlocked)))])
+            try await AdvisoryLockKey.lock(Self.lockKeys(unlocked), on: connection)
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }

@@ -85,12 +85,12 @@ package struct OrderService: Sendable {
 
     private func register(_ registration: OrderRegistration, on connection: PostgresConnection) async throws -> (order: OrderRecord, created: Bool) {
         let provider = registration.provider.rawValue
-        var keys: [String] = []
-        if let id = registration.providerOrderID { keys.append("order:\(provider):\(id)") }
+        var keys: [AdvisoryLockKey] = []
+        if let id = registration.providerOrderID { keys.append(.order(provider: provider, id: id)) }
         if let reference = registration.merchantReference {
-            keys.append(CanonicalEventApplier.referenceLockKey(provider: provider, merchantReference: reference))
+            keys.append(.reference(provider: provider, merchantReference: reference))
         }
-        try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(keys))])
+        try await AdvisoryLockKey.lock(keys, on: connection)
 
         let byOrderID = try await existingID(OrderSQL.shared.selectByProviderOrderID, [.text(provider)], registration.providerOrderID, connection)
         let byReference = try await existingID(OrderSQL.shared.selectByReference, [.text(provider), .text(registration.account)],

@@ -26,33 +26,28 @@ package struct CanonicalEventApplier: Sendable {
     let hooks: ProcessingHooks
 
     /// Business keys whose locks serialize events of the same payment, order or token.
-    static func lockKeys(for events: [ApplicableEvent]) -> [String] {
-        var keys: [String] = []
+    static func lockKeys(for events: [ApplicableEvent]) -> [AdvisoryLockKey] {
+        var keys: [AdvisoryLockKey] = []
         func payment(_ snapshot: PaymentSnapshot) {
-            keys.append("payment:\(snapshot.provider.rawValue):\(snapshot.providerPaymentID)")
-            if let order = snapshot.providerOrderID { keys.append("order:\(snapshot.provider.rawValue):\(order)") }
+            keys.append(.payment(provider: snapshot.provider.rawValue, id: snapshot.providerPaymentID))
+            if let order = snapshot.providerOrderID { keys.append(.order(provider: snapshot.provider.rawValue, id: order)) }
             // Registration links payments to orders by merchant reference under the same key.
             if let reference = snapshot.merchantReference {
-                keys.append(Self.referenceLockKey(provider: snapshot.provider.rawValue, merchantReference: reference))
+                keys.append(.reference(provider: snapshot.provider.rawValue, merchantReference: reference))
             }
-            if let token = snapshot.vaultToken { keys.append("token:\(token.provider.rawValue):\(token.token)") }
+            if let token = snapshot.vaultToken { keys.append(.token(provider: token.provider.rawValue, token: token.token)) }
         }
         for applicable in events {
             switch applicable.event {
             case .payment(let snapshot): payment(snapshot)
             case .order(let order):
-                keys.append("order:\(order.provider.rawValue):\(order.providerOrderID)")
+                keys.append(.order(provider: order.provider.rawValue, id: order.providerOrderID))
                 order.payments.forEach(payment)
-            case .vaultToken(let token, _): keys.append("token:\(token.provider.rawValue):\(token.token)")
+            case .vaultToken(let token, _): keys.append(.token(provider: token.provider.rawValue, token: token.token))
             case .unknown: break
             }
         }
         return keys
-    }
-
-    /// The lock key of a merchant reference, shared by processing and order registration.
-    static func referenceLockKey(provider: String, merchantReference: String) -> String {
-        "reference:\(provider):\(merchantReference)"
     }
 
     /// Applies every event of one inbound event, in order.

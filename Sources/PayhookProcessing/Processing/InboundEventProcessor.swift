@@ -216,12 +216,12 @@ package final class InboundEventProcessor: Sendable {
         guard !claimed.isEmpty else { return outcome }
 
         let plans = await interpretAll(claimed)
-        var keys: [String] = []
+        var keys: [AdvisoryLockKey] = []
         for plan in plans {
             if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }
         }
         if !keys.isEmpty {
-            try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(keys))])
+            try await AdvisoryLockKey.lock(keys, on: connection)
         }
 
         var processed: [Int64] = []
