@@ -68,7 +68,7 @@ package struct ChargeOperations: Sendable {
                 }
                 let loaded = try ChargeRecurringHandler.Loaded(row: row)
                 let charge = loaded.charge
-                guard charge.status == "pending" || charge.status == "unknown" else {
+                guard Charge.Status(rawValue: charge.status)?.isSettled == false else {
                     return Outcome(charge: charge, changed: false, effect: "already \(charge.status); nothing changed")
                 }
                 guard charge.attemptedAt != nil else {

@@ -159,12 +159,9 @@ package struct ChargeRecurringHandler: JobHandler {
         }
         let loaded = try Loaded(row: row)
         let charge = loaded.charge
-        switch charge.status {
-        case "succeeded", "declined_soft", "declined_hard", "skipped":
+        if Charge.Status(rawValue: charge.status)?.isSettled == true {
             // Settled earlier (a replay, or a crash after recording): never call again.
             return .succeeded
-        default:
-            break
         }
         if charge.attemptedAt == nil, let hold = Self.hold(loaded) {
             switch hold {
@@ -193,12 +190,12 @@ package struct ChargeRecurringHandler: JobHandler {
 
     /// What stops a never-sent attempt from being sent now, or nil when nothing does.
     static func hold(_ loaded: Loaded) -> Hold? {
-        switch loaded.subscriptionStatus {
-        case "paused": return .wait
-        case "canceled", "past_due": return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
+        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
+        case .paused: return .wait
+        case .canceled, .pastDue: return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
         default: break
         }
-        return loaded.tokenStatus == "active" ? nil : .wait
+        return loaded.tokenStatus == VaultTokenStatus.active.rawValue ? nil : .wait
     }
 
     /// Skips a never-sent attempt for good and tells the merchant (`subscription.charge_skipped`),
@@ -215,11 +212,11 @@ package struct ChargeRecurringHandler: JobHandler {
             try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
                 "subscription.charge_skipped",
                 webhookID: "subscription.charge_skipped:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
-                loaded, ChargeResult(outcome: .declinedHard, providerStatus: "skipped"), reason: why, status: status, at: now),
+                loaded, ChargeResult(outcome: .declinedHard, providerStatus: Charge.Status.skipped.rawValue), reason: why, status: status, at: now),
                 on: connection)
             return true
         }
-        if skipped { count(loaded.provider, "skipped") }
+        if skipped { count(loaded.provider, .skipped) }
         return .succeeded
     }
 
@@ -288,8 +285,8 @@ package struct ChargeRecurringHandler: JobHandler {
         switch error.kind {
         case .timeout, .unavailable, .invalidResponse:
             // The provider may have executed it: unknown until a retry with this key says.
-            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
-            count(loaded.provider, "unknown")
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
+            count(loaded.provider, .unknown)
             logger.warning("charge outcome unknown; retrying with the same idempotency key", [
                 "provider": .string(loaded.provider), "charge.id": .int(charge.id), "error.kind": .string(error.kind.rawValue),
             ])
@@ -341,7 +338,7 @@ package struct ChargeRecurringHandler: JobHandler {
             guard insideWindow(loaded) else {
                 return try await outcomeUnknown(loaded, lastError: charge.lastError ?? "no answer from \(loaded.provider)")
             }
-            if charge.status == "pending", checks > settings.maxPendingChecks {
+            if charge.status == Charge.Status.pending.rawValue, checks > settings.maxPendingChecks {
                 return try await stillPending(loaded, checks: checks)
             }
             return try await send(loaded, client: client, marked: false)
@@ -373,7 +370,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let charge = loaded.charge
         let window = settings.idempotencyWindow(loaded.provider).components.seconds
         let message = "charge_outcome_unknown: \(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)"
-        try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
+        try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
         count(loaded.provider, "outcome_unknown")
         logger.error("charge outcome unknown after the idempotency window; not sent again", [
             "provider": .string(loaded.provider), "charge.id": .int(charge.id),
@@ -430,11 +427,11 @@ package struct ChargeRecurringHandler: JobHandler {
         case .pending:
             let charge = loaded.charge
             try await pool.query(SubscriptionSQL.shared.recordOpen, [
-                .int(charge.id), .text("pending"), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
+                .int(charge.id), .text(Charge.Status.pending.rawValue), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
                 .text(result.providerStatus),
             ])
             if let checks { return try await stillPending(loaded, checks: checks) }
-            count(loaded.provider, "pending")
+            count(loaded.provider, .pending)
             return .snooze(settings.pendingRecheck)
         case .declinedSoft: return try await recordSoftDecline(result, loaded)
         case .declinedHard: return try await recordHardDecline(result, loaded)
@@ -461,7 +458,7 @@ package struct ChargeRecurringHandler: JobHandler {
             ])
             return .discard(reason: message)
         }
-        if recorded { count(provider, "succeeded") }
+        if recorded { count(provider, .succeeded) }
         return .succeeded
     }
 
@@ -472,7 +469,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let charge = loaded.charge
         guard let paymentID = result.providerPaymentID else {
             return try await !pool.query(SubscriptionSQL.shared.recordSettled, [
-                .int(charge.id), .text("succeeded"), .null, .text(result.providerStatus), .null,
+                .int(charge.id), .text(Charge.Status.succeeded.rawValue), .null, .text(result.providerStatus), .null,
             ]).rows.isEmpty
         }
         let success = Self.success(loaded, providerPaymentID: paymentID, providerStatus: result.providerStatus)
@@ -488,7 +485,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let recorded = try await pool.transaction { connection in
             try await Self.settleSoftDecline(result, loaded, settings: settings, queue: queue, at: now, on: connection)
         }
-        if recorded { count(loaded.provider, "declined_soft") }
+        if recorded { count(loaded.provider, .declinedSoft) }
         return .succeeded
     }
 
@@ -502,11 +499,14 @@ package struct ChargeRecurringHandler: JobHandler {
         let charge = loaded.charge
         let schedule = settings.dunningSchedule
         guard try await !connection.query(SubscriptionSQL.shared.recordSettled, [
-            .int(charge.id), .text("declined_soft"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+            .int(charge.id), .text(Charge.Status.declinedSoft.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
             .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
         ]).rows.isEmpty else { return false }
         // A subscription canceled or paused meanwhile is not chased.
-        guard loaded.subscriptionStatus == "active" || loaded.subscriptionStatus == "completed" else { return true }
+        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
+        case .active, .completed: break
+        default: return true
+        }
         if charge.attempt <= schedule.count {
             let next = charge.attempt + 1
             let key = Charge.idempotencyKey(namespace: try await InstallationNamespace.load(on: connection),
@@ -536,7 +536,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let now = self.now()
         let recorded = try await pool.transaction { connection in
             guard try await !connection.query(SubscriptionSQL.shared.recordSettled, [
-                .int(charge.id), .text("declined_hard"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+                .int(charge.id), .text(Charge.Status.declinedHard.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
                 .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
             ]).rows.isEmpty else { return false }
             let reason = "hard decline of cycle \(charge.cycle) attempt \(charge.attempt): \(result.declineCode ?? result.providerStatus)"
@@ -548,7 +548,7 @@ package struct ChargeRecurringHandler: JobHandler {
             }
             return true
         }
-        if recorded { count(loaded.provider, "declined_hard") }
+        if recorded { count(loaded.provider, .declinedHard) }
         return .succeeded
     }
 
@@ -674,4 +674,7 @@ package struct ChargeRecurringHandler: JobHandler {
     private func count(_ provider: String, _ outcome: String) {
         metrics?.increment(Self.metricName, [("provider", provider), ("outcome", outcome)])
     }
+
+    /// Counts an attempt that ended in `status` (the outcome label is the stored status).
+    private func count(_ provider: String, _ status: Charge.Status) { count(provider, status.rawValue) }
 }

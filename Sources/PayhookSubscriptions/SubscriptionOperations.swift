@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 import PayhookPostgres
 import PayhookQueue
 import PayhookAdmin
@@ -61,7 +62,7 @@ package struct SubscriptionOperations: Sendable {
                 }
                 let tokenID: Int64 = try tokenRow.decode("id")
                 let tokenStatus: String = try tokenRow.decode("status")
-                guard tokenStatus == "active" else {
+                guard tokenStatus == VaultTokenStatus.active.rawValue else {
                     throw OperationsError.invalid(field, "vault token \(tokenID) is \(tokenStatus); it cannot be charged")
                 }
                 let inserted = try await connection.query(SubscriptionSQL.shared.insertSubscription, [
@@ -166,7 +167,7 @@ package struct SubscriptionOperations: Sendable {
                 // Waits for a token change in flight, like create.
                 let token = try await connection.query(SubscriptionSQL.shared.lockTokenByID, [.int(subscription.vaultTokenID)]).rows.first
                 let tokenStatus = try token?.decode("status", as: String.self) ?? "missing"
-                guard tokenStatus == "active" else {
+                guard tokenStatus == VaultTokenStatus.active.rawValue else {
                     throw OperationsError.invalid("vault_token", "vault token \(subscription.vaultTokenID) is \(tokenStatus); store a new token and create a new subscription")
                 }
                 var cycle = subscription.cycle
