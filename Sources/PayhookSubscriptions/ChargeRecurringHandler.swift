@@ -142,7 +142,7 @@ package struct ChargeRecurringHandler: JobHandler {
 
     package func run(_ job: Job) async throws -> JobOutcome {
         guard let payload = try? job.decodePayload(ChargeJobPayload.self) else {
-            return .discard(reason: "payload_invalid: charge_recurring needs an idempotency_key")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an idempotency_key")
         }
         let key = payload.idempotencyKey
         // The common case in one batched statement: a first attempt that is certainly to be sent.

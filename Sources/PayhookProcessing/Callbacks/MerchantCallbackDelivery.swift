@@ -44,7 +44,7 @@ package struct MerchantCallbackDelivery: JobHandler {
         do {
             payload = try job.decodePayload()
         } catch {
-            return .discard(reason: "payload_invalid: merchant_callback needs an integer callback_id")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer callback_id")
         }
         guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(payload.callback_id)]).rows.first else {
             return .discard(reason: "not_found: no merchant callback \(payload.callback_id)")

@@ -61,7 +61,7 @@ package struct FulfillOrderHandler: JobHandler {
         do {
             orderID = try job.decodePayload(Payload.self).order_id
         } catch {
-            return .discard(reason: "payload_invalid: fulfill_order needs an integer order_id")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer order_id")
         }
         let settings = self.settings
         let queue = self.queue
