@@ -70,6 +70,7 @@ package struct FulfillmentSQL: SQLStatementSet {
           AND state = 'retryable' AND run_at > now()
         """
 
+    /// An order by id, as `OrderRecord` reads it: the text `selectOrder` and `selectOrderForUpdate` share.
     private static let orderQuery = """
         SELECT id, provider, account, provider_order_id, merchant_reference, expected_amount_minor, expected_currency,
                amount_minor, currency, status, fulfillment_status, review_reason, callback_url, registered_at,
