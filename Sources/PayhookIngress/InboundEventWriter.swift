@@ -59,7 +59,7 @@ package final class InboundEventWriter: Sendable {
     /// After a connection failure, batches fail fast until this instant instead of each waiting
     /// for a connect timeout: the provider gets its 503 at once and retries later.
     private let unavailableUntil = Mutex<ContinuousClock.Instant?>(nil)
-    /// Set when a batch held a duplicate: batches then go straight to `insertSkippingDuplicatesSQL`.
+    /// Set when a batch held a duplicate: batches then go straight to `InboundEventSQL.insertSkippingDuplicates`.
     private let expectDuplicates = Atomic<Bool>(false)
 
     /// At most this many rows in one batch (one COPY or INSERT).
@@ -108,36 +108,12 @@ package final class InboundEventWriter: Sendable {
     /// Stops taking deliveries; queued ones are still written before `run` returns.
     package func stop() { queue.stop() }
 
-    /// What every batch tries first: its rows in `copyRows(_:)`'s column order.
-    static let copySQL = "COPY inbound_events (\(columns)) FROM STDIN (FORMAT binary)"
-
-    /// The statement for a batch that holds (or may hold) deliveries stored before: those rows
-    /// are skipped, and `RETURNING` lists only the new ones, which is what
-    /// `outcomes(of:returned:)` reads. Each column arrives as one array (bodies as one `bytea`
-    /// sliced by offset and length), so a batch costs 11 binds rather than 9 per row, and the
-    /// server prepares and plans one statement instead of one per batch size seen. Arrays travel
-    /// in binary form (see `PostgresArray`), `received_at` as the exact microsecond PostgreSQL stores.
-    static let insertSkippingDuplicatesSQL = """
-        INSERT INTO inbound_events (\(columns))
-        SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
-               r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
-                    $10::int4[], $11::int4[])
-             AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
-                  body_start, body_length)
-        ON CONFLICT (provider, dedup_key) DO NOTHING
-        RETURNING provider, dedup_key
-        """
-
-    /// The columns both statements fill, in the order `copyRows(_:)` and `insertBinds(_:)` give them.
-    private static let columns = "provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body"
-
-    /// The constraint whose refusal sends a batch to `insertSkippingDuplicatesSQL`.
+    /// The constraint whose refusal sends a batch to `InboundEventSQL.insertSkippingDuplicates`.
     static let dedupConstraint = "inbound_events_dedup"
     /// Counts batches that constraint refused: each cost a second statement.
     static let refusedBatchesMetric = "payhook_ingest_refused_batches_total"
 
-    /// The rows of `copySQL` for `batch`, in batch order.
+    /// The rows of `InboundEventSQL.copy` for `batch`, in batch order.
     /// - Throws: `.other` if a text value holds NUL (verification never lets one through).
     static func copyRows(_ batch: [Pending]) throws(PostgresError) -> PostgresCopyRows {
         // Fields are read in place: iterating the drafts by value copied every one of them
@@ -164,7 +140,7 @@ package final class InboundEventWriter: Sendable {
         return rows
     }
 
-    /// The binds of `insertSkippingDuplicatesSQL` for `batch`, in row order: binary arrays, so no element is
+    /// The binds of `InboundEventSQL.insertSkippingDuplicates` for `batch`, in row order: binary arrays, so no element is
     /// escaped here or scanned by the server.
     ///
     /// Reads each row's fields in place: iterating the drafts by value copied every one of
@@ -244,7 +220,7 @@ package final class InboundEventWriter: Sendable {
     private func store(_ batch: [Pending]) async throws(PostgresError) -> [InboundWriteOutcome] {
         if !expectDuplicates.load(ordering: .relaxed) {
             do throws(PostgresError) {
-                let stored = try await pool.copy(Self.copySQL, Self.copyRows(batch))
+                let stored = try await pool.copy(InboundEventSQL.copy, Self.copyRows(batch))
                 // COPY stores every row or none, so this cannot differ; if it ever did, answering
                 // 503 is the safe side: a stored delivery's retry is answered as a duplicate.
                 guard stored == batch.count else {
@@ -257,7 +233,7 @@ package final class InboundEventWriter: Sendable {
                 expectDuplicates.store(true, ordering: .relaxed)
             }
         }
-        let rows = try await pool.query(Self.insertSkippingDuplicatesSQL, Self.insertBinds(batch))
+        let rows = try await pool.query(InboundEventSQL.shared.insertSkippingDuplicates, Self.insertBinds(batch))
         if rows.rows.count == batch.count { expectDuplicates.store(false, ordering: .relaxed) }
         return try Self.outcomes(of: batch, returned: rows)
     }
@@ -290,4 +266,35 @@ private struct StoredIdentity: Hashable {
 /// queue can run any flush, and only read afterwards.
 private final class WriterBox: @unchecked Sendable {
     weak var writer: InboundEventWriter?
+}
+
+/// The statements that store verified deliveries in `inbound_events`.
+package struct InboundEventSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = InboundEventSQL()
+
+    /// What every batch tries first: its rows in `InboundEventWriter.copyRows(_:)`'s column order.
+    /// A `static`, not a statement of the set: PREPARE cannot take COPY; every ingest test runs it.
+    static let copy = "COPY inbound_events (\(columns)) FROM STDIN (FORMAT binary)"
+
+    /// The statement for a batch that holds (or may hold) deliveries stored before: those rows
+    /// are skipped, and `RETURNING` lists only the new ones, which is what
+    /// `InboundEventWriter.outcomes(of:returned:)` reads. Each column arrives as one array (bodies as one `bytea`
+    /// sliced by offset and length), so a batch costs 11 binds rather than 9 per row, and the
+    /// server prepares and plans one statement instead of one per batch size seen. Arrays travel
+    /// in binary form (see `PostgresArray`), `received_at` as the exact microsecond PostgreSQL stores.
+    let insertSkippingDuplicates = """
+        INSERT INTO inbound_events (\(columns))
+        SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
+               r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
+                    $10::int4[], $11::int4[])
+             AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
+                  body_start, body_length)
+        ON CONFLICT (provider, dedup_key) DO NOTHING
+        RETURNING provider, dedup_key
+        """
+
+    /// The columns both statements fill, in the order `InboundEventWriter.copyRows(_:)` and `InboundEventWriter.insertBinds(_:)` give them.
+    private static let columns = "provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body"
 }

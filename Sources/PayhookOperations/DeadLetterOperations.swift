@@ -20,12 +20,12 @@ package struct DeadLetterOperations: Sendable {
     /// Letters matching `filter`, newest first.
     /// - Throws: `OperationsError.databaseUnavailable`.
     package func list(_ filter: DeadLetterFilter) async throws(OperationsError) -> [DeadLetter] {
-        try await letters(OperationsSQL.listLetters, filter)
+        try await letters(OperationsSQL.shared.listLetters, filter)
     }
 
     /// Letters matching `filter`, oldest first, for `replay --all`.
     package func matching(_ filter: DeadLetterFilter) async throws(OperationsError) -> [DeadLetter] {
-        try await letters(OperationsSQL.matchLetters, filter)
+        try await letters(OperationsSQL.shared.matchLetters, filter)
     }
 
     private func letters(_ sql: String, _ filter: DeadLetterFilter) async throws(OperationsError) -> [DeadLetter] {
@@ -47,7 +47,7 @@ package struct DeadLetterOperations: Sendable {
         let found: [DeadLetter]
         do {
             let literal = "{" + ids.map(String.init).joined(separator: ",") + "}"
-            found = try await pool.query(OperationsSQL.selectLetters, [.text(literal)]).map { try DeadLetter(row: $0) }
+            found = try await pool.query(OperationsSQL.shared.selectLetters, [.text(literal)]).map { try DeadLetter(row: $0) }
         } catch {
             throw OperationsError.wrapping(error)
         }
@@ -63,17 +63,17 @@ package struct DeadLetterOperations: Sendable {
     package func detail(id: Int64) async throws(OperationsError) -> DeadLetterDetail {
         do {
             return try await pool.withConnection { connection in
-                guard let row = try await connection.query(OperationsSQL.selectLetters, [.text("{\(id)}")]).rows.first else {
+                guard let row = try await connection.query(OperationsSQL.shared.selectLetters, [.text("{\(id)}")]).rows.first else {
                     throw OperationsError(.notFound, "no dead letter with id \(id)")
                 }
                 let letter = try DeadLetter(row: row)
                 let subject: DeadLetterDetail.Subject
                 switch letter.source {
                 case .inboundEvent:
-                    subject = try await connection.query(OperationsSQL.selectInboundEvent, [.int(letter.sourceID)]).rows.first
+                    subject = try await connection.query(OperationsSQL.shared.selectInboundEvent, [.int(letter.sourceID)]).rows.first
                         .map { .inboundEvent(try DeadLetterDetail.InboundEvent(row: $0)) } ?? .missing
                 case .job:
-                    subject = try await connection.query(OperationsSQL.selectJob, [.int(letter.sourceID)]).rows.first
+                    subject = try await connection.query(OperationsSQL.shared.selectJob, [.int(letter.sourceID)]).rows.first
                         .map { .job(try DeadLetterDetail.Job(row: $0)) } ?? .missing
                 }
                 return DeadLetterDetail(letter: letter, subject: subject)
@@ -95,19 +95,19 @@ package struct DeadLetterOperations: Sendable {
         try await resolve(id: id, to: .replayed, by: action) { letter, connection in
             switch letter.source {
             case .inboundEvent:
-                if try await connection.query(OperationsSQL.requeueInboundEvent, [.int(letter.sourceID)]).affectedRows == 1 {
+                if try await connection.query(OperationsSQL.shared.requeueInboundEvent, [.int(letter.sourceID)]).affectedRows == 1 {
                     return "inbound event \(letter.sourceID) is pending again (attempts 0, due now)"
                 }
-                guard let row = try await connection.query(OperationsSQL.inboundEventStatus, [.int(letter.sourceID)]).rows.first else {
+                guard let row = try await connection.query(OperationsSQL.shared.inboundEventStatus, [.int(letter.sourceID)]).rows.first else {
                     throw OperationsError(.sourceMissing, "inbound event \(letter.sourceID) of dead letter \(letter.id) no longer exists; discard the letter instead")
                 }
                 let status: String = try row.decode("status")
                 return "inbound event \(letter.sourceID) was already \(status); not requeued"
             case .job:
-                if try await connection.query(OperationsSQL.requeueJob, [.int(letter.sourceID)]).affectedRows == 1 {
+                if try await connection.query(OperationsSQL.shared.requeueJob, [.int(letter.sourceID)]).affectedRows == 1 {
                     return "job \(letter.sourceID) is available again (attempt 0, runs now)"
                 }
-                guard let row = try await connection.query(OperationsSQL.jobState, [.int(letter.sourceID)]).rows.first else {
+                guard let row = try await connection.query(OperationsSQL.shared.jobState, [.int(letter.sourceID)]).rows.first else {
                     throw OperationsError(.sourceMissing, "job \(letter.sourceID) of dead letter \(letter.id) no longer exists; discard the letter instead")
                 }
                 let state: String = try row.decode("state")
@@ -135,7 +135,7 @@ package struct DeadLetterOperations: Sendable {
     ) async throws(OperationsError) -> ResolutionOutcome {
         do {
             return try await pool.transaction { connection in
-                guard let row = try await connection.query(OperationsSQL.lockLetter, [.int(id)]).rows.first else {
+                guard let row = try await connection.query(OperationsSQL.shared.lockLetter, [.int(id)]).rows.first else {
                     throw OperationsError(.notFound, "no dead letter with id \(id)")
                 }
                 let letter = try DeadLetter(row: row)
@@ -144,7 +144,7 @@ package struct DeadLetterOperations: Sendable {
                                              effect: "already \(letter.status.rawValue); nothing changed")
                 }
                 let effect = try await change(letter, connection)
-                guard let resolvedRow = try await connection.query(OperationsSQL.resolveLetter, [
+                guard let resolvedRow = try await connection.query(OperationsSQL.shared.resolveLetter, [
                     .int(id), .text(status.rawValue), .text(action.actor), action.note.map { .text($0) } ?? .null,
                 ]).rows.first else {
                     throw OperationsError(.databaseUnavailable, "dead letter \(id) changed while locked")

@@ -26,7 +26,7 @@ package struct InboundReprocessing: Sendable {
     /// Processed deliveries of `provider` received at or after `since`.
     package func count(provider: String, since: Date) async throws(OperationsError) -> Selection {
         do {
-            let row = try await pool.query(OperationsSQL.countReprocessable, [.text(provider), .timestamptz(since)]).rows.first
+            let row = try await pool.query(OperationsSQL.shared.countReprocessable, [.text(provider), .timestamptz(since)]).rows.first
             return Selection(count: try row?.decode("n") ?? 0, oldest: try row?.decode("oldest"), newest: try row?.decode("newest"))
         } catch {
             throw OperationsError.wrapping(error)
@@ -53,7 +53,7 @@ package struct InboundReprocessing: Sendable {
             }
             var total: Int64 = 0
             while true {
-                let batch = try await pool.query(OperationsSQL.reprocessBatch, [
+                let batch = try await pool.query(OperationsSQL.shared.reprocessBatch, [
                     .text(provider), .timestamptz(since), .timestamptz(until), .int(Int64(batchSize)),
                 ]).affectedRows
                 total += Int64(batch)

@@ -63,7 +63,7 @@ package final class OperationalGauges: Sendable {
 
     /// Reads the figures once; on failure the previous snapshot stays (and ages visibly).
     func refresh() async throws {
-        guard let row = try await pool.query(OperationsSQL.gauges).rows.first else { return }
+        guard let row = try await pool.query(OperationsSQL.shared.gauges).rows.first else { return }
         let fresh = Snapshot(
             backlog: try row.decode("backlog"), oldestPendingSeconds: try row.decode("oldest_pending_seconds"),
             openInbound: try row.decode("open_inbound"), openJob: try row.decode("open_job"),

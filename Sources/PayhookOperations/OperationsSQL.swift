@@ -1,10 +1,15 @@
+import PayhookPostgres
+
 /// Every SQL statement the on-call operations run (dead letters, reprocessing, gauges; retention's
 /// are in `RetentionSQL`), named, in one place.
 ///
-/// Why one place: `OnCallSQLTests` prepares each against the migrated schema, so a renamed
+/// Why one place: `SQLStatementCatalogTests` prepares each against the migrated schema, so a renamed
 /// column fails a fast test instead of a 3 a.m. replay. Values are always `$n` binds; optional
 /// filters are `$n IS NULL OR …` so one statement serves every combination.
-package enum OperationsSQL {
+package struct OperationsSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = OperationsSQL()
+
     package static let letterColumns = "id, source, source_id, provider, reason, error, status, created_at, resolved_at, resolved_by, note"
 
     private static let letterFilter = """
@@ -14,30 +19,30 @@ package enum OperationsSQL {
         """
 
     /// Newest first, for people; `$6` caps the count (NULL: all).
-    static let listLetters = "SELECT \(letterColumns) FROM dead_letters \(letterFilter) ORDER BY id DESC LIMIT $6"
+    let listLetters = "SELECT \(letterColumns) FROM dead_letters \(letterFilter) ORDER BY id DESC LIMIT $6"
 
     /// Oldest first, for `replay --all`: work goes back in the order it failed.
-    static let matchLetters = "SELECT \(letterColumns) FROM dead_letters \(letterFilter) ORDER BY id LIMIT $6"
+    let matchLetters = "SELECT \(letterColumns) FROM dead_letters \(letterFilter) ORDER BY id LIMIT $6"
 
     /// `$1` is an int8 array literal such as `{3,4}`.
-    static let selectLetters = "SELECT \(letterColumns) FROM dead_letters WHERE id = ANY($1::bigint[]) ORDER BY id"
+    let selectLetters = "SELECT \(letterColumns) FROM dead_letters WHERE id = ANY($1::bigint[]) ORDER BY id"
 
     /// Serializes two operators (or a CLI and the admin API) acting on one letter.
-    static let lockLetter = "SELECT \(letterColumns) FROM dead_letters WHERE id = $1 FOR UPDATE"
+    let lockLetter = "SELECT \(letterColumns) FROM dead_letters WHERE id = $1 FOR UPDATE"
 
     /// Only an open letter is resolved; `$2` is `replayed` or `discarded`.
-    static let resolveLetter = """
+    let resolveLetter = """
         UPDATE dead_letters SET status = $2, resolved_at = now(), resolved_by = $3, note = $4
         WHERE id = $1 AND status = 'open' RETURNING \(letterColumns)
         """
 
-    static let selectInboundEvent = """
+    let selectInboundEvent = """
         SELECT id, provider, account, dedup_key, event_type, received_at, remote_addr, headers::text AS headers, query,
                body, status, attempts, next_attempt_at, last_error, processed_at
         FROM inbound_events WHERE id = $1
         """
 
-    static let selectJob = """
+    let selectJob = """
         SELECT id, kind, payload::text AS payload, state, attempt, max_attempts, run_at, errors::text AS errors,
                created_at, finalized_at
         FROM jobs WHERE id = $1
@@ -45,27 +50,27 @@ package enum OperationsSQL {
 
     /// Puts a dead inbound event back in the processors' queue: due now, attempts from zero,
     /// `last_error` kept as history. A pending row (already queued) is left due as it is.
-    static let requeueInboundEvent = """
+    let requeueInboundEvent = """
         UPDATE inbound_events SET status = 'pending', attempts = 0, next_attempt_at = now()
         WHERE id = $1 AND status = 'dead' RETURNING id
         """
 
     /// Puts a failed job back: available now, attempt from zero, `errors` kept as history. A
     /// running or succeeded job is never touched.
-    static let requeueJob = """
+    let requeueJob = """
         UPDATE jobs SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
                finalized_at = NULL
         WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
         """
 
     /// Processed deliveries of one provider received at or after `$2`.
-    static let countReprocessable = """
+    let countReprocessable = """
         SELECT count(*) AS n, min(received_at) AS oldest, max(received_at) AS newest FROM inbound_events
         WHERE provider = $1 AND status = 'processed' AND received_at >= $2
         """
 
     /// One batch of `inbound reprocess`: small, so processors and ingress never wait long on it.
-    static let reprocessBatch = """
+    let reprocessBatch = """
         UPDATE inbound_events SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL
         WHERE id IN (SELECT id FROM inbound_events
                      WHERE provider = $1 AND status = 'processed' AND received_at >= $2 AND received_at <= $3
@@ -74,7 +79,7 @@ package enum OperationsSQL {
 
     /// Everything the database-backed gauges need, in one round trip. Each part is served by a
     /// partial index (pending rows, open letters), so the cost follows the backlog, not the table.
-    static let gauges = """
+    let gauges = """
         SELECT (SELECT count(*) FROM inbound_events WHERE status = 'pending') AS backlog,
                (SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
                   FROM inbound_events WHERE status = 'pending') AS oldest_pending_seconds,
@@ -87,9 +92,8 @@ package enum OperationsSQL {
                         WHERE state IN ('available', 'running', 'retryable', 'discarded') GROUP BY kind, state) AS counts
                ) AS jobs
         """
-}
 
-extension OperationsSQL {
-    static let inboundEventStatus = "SELECT status FROM inbound_events WHERE id = $1"
-    static let jobState = "SELECT state FROM jobs WHERE id = $1"
+    /// What a replay reads back to say where the work stands.
+    let inboundEventStatus = "SELECT status FROM inbound_events WHERE id = $1"
+    let jobState = "SELECT state FROM jobs WHERE id = $1"
 }

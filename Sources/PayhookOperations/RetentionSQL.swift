@@ -1,3 +1,5 @@
+import PayhookPostgres
+
 /// The statements retention runs, one per table it prunes.
 ///
 /// Append-only tables (`inbound_events`, `payment_events`, `rejected_deliveries`) are walked in
@@ -18,10 +20,13 @@
 /// delivery put back to `pending` by `inbound reprocess` is not deleted). Two sweepers on one
 /// window delete each row once: the second waits for the first's row lock and then finds the row
 /// gone.
-enum RetentionSQL {
+package struct RetentionSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = RetentionSQL()
+
     /// Processed deliveries received before `$2`. A delivery with a dead letter (any status) stays
     /// for `dead-letters show`; pending and dead ones stay for processing and the on-call.
-    static let deleteProcessedInbound = windowDelete(table: "inbound_events", timeColumn: "received_at", condition: """
+    let deleteProcessedInbound = Self.windowDelete(table: "inbound_events", timeColumn: "received_at", condition: """
         AND t.status = 'processed'
               AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.source = 'inbound_event' AND d.source_id = t.id)
         """)
@@ -29,15 +34,15 @@ enum RetentionSQL {
     /// Canonical history recorded before `$2`. Nothing reads it to decide anything (current state
     /// lives in `payments`, `orders`, `vault_tokens` and `payment_adjustments`), and nothing
     /// references it.
-    static let deletePaymentEvents = windowDelete(table: "payment_events", timeColumn: "recorded_at", condition: "")
+    let deletePaymentEvents = Self.windowDelete(table: "payment_events", timeColumn: "recorded_at", condition: "")
 
     /// Refused deliveries received before `$2`.
-    static let deleteRejectedDeliveries = windowDelete(table: "rejected_deliveries", timeColumn: "received_at", condition: "")
+    let deleteRejectedDeliveries = Self.windowDelete(table: "rejected_deliveries", timeColumn: "received_at", condition: "")
 
     /// Succeeded and cancelled jobs finalized before `$1`; discarded ones stay with their dead
     /// letters. Not a window: `finalized_at` does not follow the id (a job can retry for days), and
     /// the partial index `jobs_finished` holds only these rows, so a batch reads no others.
-    static let deleteFinishedJobs = """
+    let deleteFinishedJobs = """
         DELETE FROM jobs WHERE id IN (
             SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finalized_at < $1 LIMIT $2)
         """

@@ -48,16 +48,16 @@ package final class RetentionSweeper: Sendable {
     package func sweep() async throws -> Outcome {
         var outcome = Outcome()
         if policy.processedInboundDays > 0 {
-            outcome.inboundEvents = try await deleteWindows(RetentionSQL.deleteProcessedInbound, cutoff(policy.processedInboundDays), deletedInbound)
+            outcome.inboundEvents = try await deleteWindows(RetentionSQL.shared.deleteProcessedInbound, cutoff(policy.processedInboundDays), deletedInbound)
         }
         if policy.paymentEventDays > 0 {
-            outcome.paymentEvents = try await deleteWindows(RetentionSQL.deletePaymentEvents, cutoff(policy.paymentEventDays), deletedPaymentEvents)
+            outcome.paymentEvents = try await deleteWindows(RetentionSQL.shared.deletePaymentEvents, cutoff(policy.paymentEventDays), deletedPaymentEvents)
         }
         if policy.rejectedDays > 0 {
-            outcome.rejectedDeliveries = try await deleteWindows(RetentionSQL.deleteRejectedDeliveries, cutoff(policy.rejectedDays), deletedRejected)
+            outcome.rejectedDeliveries = try await deleteWindows(RetentionSQL.shared.deleteRejectedDeliveries, cutoff(policy.rejectedDays), deletedRejected)
         }
         if policy.finishedJobDays > 0 {
-            outcome.jobs = try await deleteInBatches(RetentionSQL.deleteFinishedJobs, cutoff(policy.finishedJobDays), deletedJobs)
+            outcome.jobs = try await deleteInBatches(RetentionSQL.shared.deleteFinishedJobs, cutoff(policy.finishedJobDays), deletedJobs)
         }
         return outcome
     }

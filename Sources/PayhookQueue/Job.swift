@@ -60,7 +60,7 @@ public struct Job: Sendable, Hashable {
         try JSONDecoder().decode(T.self, from: Data(payload.utf8))
     }
 
-    /// Reads the columns `JobSQL.claimDue` returns.
+    /// Reads the columns `JobSQL.shared.claimDue` returns.
     init(row: PostgresRow, worker: String) throws(PostgresError) {
         self.init(id: try row.decode("id"), kind: try row.decode("kind"), payload: try row.decode("payload"),
                   uniqueKey: try row.decode("unique_key"), attempt: try row.decode("attempt"),

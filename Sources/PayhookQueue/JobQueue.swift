@@ -69,7 +69,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func enqueue(kind: String, payload: String = "{}", uniqueKey: String? = nil, runAt: Date? = nil,
                         maxAttempts: Int? = nil, on connection: PostgresConnection) async throws(PostgresError) -> Int64? {
-        let rows = try await connection.query(JobSQL.enqueue, enqueueBinds(kind, payload, uniqueKey, runAt, maxAttempts))
+        let rows = try await connection.query(JobSQL.shared.enqueue, enqueueBinds(kind, payload, uniqueKey, runAt, maxAttempts))
         return try rows.rows.first?.decode("id", as: Int64.self)
     }
 
@@ -77,7 +77,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func enqueue(kind: String, payload: String = "{}", uniqueKey: String? = nil, runAt: Date? = nil,
                         maxAttempts: Int? = nil) async throws(PostgresError) -> Int64? {
-        let rows = try await pool.query(JobSQL.enqueue, enqueueBinds(kind, payload, uniqueKey, runAt, maxAttempts))
+        let rows = try await pool.query(JobSQL.shared.enqueue, enqueueBinds(kind, payload, uniqueKey, runAt, maxAttempts))
         return try rows.rows.first?.decode("id", as: Int64.self)
     }
 
@@ -101,7 +101,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func enqueue(_ requests: [JobRequest], on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
         guard !requests.isEmpty else { return [] }
-        let rows = try await connection.query(JobSQL.enqueueMany, [
+        let rows = try await connection.query(JobSQL.shared.enqueueMany, [
             .jsonb(JobRequest.jsonArray(requests)), .int(Int64(defaultMaxAttempts)), .text(channel),
         ])
         return try rows.rows.map { row throws(PostgresError) in try row.decode("id", as: Int64.self) }
@@ -125,7 +125,7 @@ public struct JobQueue: Sendable {
     /// - Throws: `PostgresError`.
     public func claim(limit: Int, kinds: [String], worker: String, lease: Duration) async throws(PostgresError) -> [Job] {
         guard limit > 0, !kinds.isEmpty else { return [] }
-        let rows = try await pool.query(JobSQL.claimDue, [
+        let rows = try await pool.query(JobSQL.shared.claimDue, [
             .int(Int64(limit)), .text(worker), .double(lease.seconds), .jsonb(JSONString.array(kinds)),
         ])
         var jobs = [Job]()
@@ -142,7 +142,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func extendLeases(_ jobs: [Job], lease: Duration) async throws(PostgresError) -> Set<Int64> {
         try await perWorker(jobs) { worker, held throws(PostgresError) in
-            try await pool.query(JobSQL.extendHeldLeases, Self.heldBinds(held, worker) + [.double(lease.seconds)])
+            try await pool.query(JobSQL.shared.extendHeldLeases, Self.heldBinds(held, worker) + [.double(lease.seconds)])
         }
     }
 
@@ -154,7 +154,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func complete(_ jobs: [Job]) async throws(PostgresError) -> Set<Int64> {
         try await perWorker(jobs) { worker, held throws(PostgresError) in
-            try await pool.query(JobSQL.completeHeld, Self.heldBinds(held, worker))
+            try await pool.query(JobSQL.shared.completeHeld, Self.heldBinds(held, worker))
         }
     }
 
@@ -174,7 +174,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func fail(_ job: Job, error: String) async throws(PostgresError) -> JobState? {
         let delay = retryPolicy.delay(afterAttempt: job.attempt, unitRandom: unitRandom())
-        let rows = try await pool.query(JobSQL.failHeld, Self.oneHeldBinds(job) + [
+        let rows = try await pool.query(JobSQL.shared.failHeld, Self.oneHeldBinds(job) + [
             .double(delay.seconds), .text(Self.errorText(error)),
         ])
         guard let row = rows.rows.first else { return nil }
@@ -186,7 +186,7 @@ public struct JobQueue: Sendable {
     /// - Throws: `PostgresError`.
     @discardableResult
     public func snooze(_ job: Job, for delay: Duration) async throws(PostgresError) -> Bool {
-        let rows = try await pool.query(JobSQL.snoozeHeld, Self.oneHeldBinds(job) + [.double(max(0, delay.seconds))])
+        let rows = try await pool.query(JobSQL.shared.snoozeHeld, Self.oneHeldBinds(job) + [.double(max(0, delay.seconds))])
         return !rows.rows.isEmpty
     }
 
@@ -199,7 +199,7 @@ public struct JobQueue: Sendable {
     /// - Throws: `PostgresError`.
     @discardableResult
     public func discard(_ job: Job, reason: String) async throws(PostgresError) -> Bool {
-        let rows = try await pool.query(JobSQL.discardHeld, Self.oneHeldBinds(job) + [.text(Self.errorText(reason))])
+        let rows = try await pool.query(JobSQL.shared.discardHeld, Self.oneHeldBinds(job) + [.text(Self.errorText(reason))])
         return !rows.rows.isEmpty
     }
 
@@ -210,7 +210,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func release(_ jobs: [Job]) async throws(PostgresError) -> Set<Int64> {
         try await perWorker(jobs) { worker, held throws(PostgresError) in
-            try await pool.query(JobSQL.releaseHeld, Self.heldBinds(held, worker))
+            try await pool.query(JobSQL.shared.releaseHeld, Self.heldBinds(held, worker))
         }
     }
 

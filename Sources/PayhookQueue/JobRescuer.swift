@@ -30,7 +30,7 @@ public struct JobRescuer: Sendable {
     public func rescueExpired() async throws(PostgresError) -> Int {
         var total = 0
         while true {
-            let rows = try await pool.query(JobSQL.rescueExpired, [.int(Int64(batchSize))])
+            let rows = try await pool.query(JobSQL.shared.rescueExpired, [.int(Int64(batchSize))])
             total += rows.rows.count
             if rows.rows.count < batchSize { return total }
         }

@@ -1,3 +1,5 @@
+import PayhookPostgres
+
 /// Every statement the queue runs, in one place, so a test can prepare each against the
 /// migrated schema and a reader can see the whole protocol.
 ///
@@ -7,10 +9,13 @@
 /// changes nothing; the statement returns no row and the caller learns it lost the claim.
 ///
 /// Id lists are bound as text array literals (`{1,2,3}`) built from integers, never from input.
-enum JobSQL {
+package struct JobSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = JobSQL()
+
     /// $1 kind, $2 payload jsonb, $3 unique_key or NULL, $4 run_at or NULL (now), $5 max_attempts,
     /// $6 channel. NOTIFY is transactional: it is sent on commit and dropped on rollback.
-    static let enqueue = """
+    let enqueue = """
         WITH inserted AS (
             INSERT INTO jobs (kind, payload, unique_key, run_at, max_attempts)
             VALUES ($1, $2, $3, coalesce($4::timestamptz, now()), $5)
@@ -23,7 +28,7 @@ enum JobSQL {
     /// $1 JSON array of {kind, payload (JSON as a string), unique_key, run_at (epoch seconds),
     /// max_attempts}, $2 default max_attempts, $3 channel. Duplicate keys inside the batch are
     /// skipped like existing ones.
-    static let enqueueMany = """
+    let enqueueMany = """
         WITH inserted AS (
             INSERT INTO jobs (kind, payload, unique_key, run_at, max_attempts)
             SELECT r.kind, r.payload::jsonb, r.unique_key, coalesce(to_timestamp(r.run_at), now()),
@@ -40,7 +45,7 @@ enum JobSQL {
     /// `= ANY (ARRAY(…))` rather than `IN (…)`: with `IN` the planner hash-joins the ids against
     /// a sequential scan of the whole table, which grows with every finished job; an array
     /// makes it a primary-key lookup.
-    static let claimDue = """
+    let claimDue = """
         UPDATE jobs
         SET state = 'running', attempt = attempt + 1, locked_by = $2,
             lease_expires_at = now() + make_interval(secs => $3)
@@ -56,7 +61,7 @@ enum JobSQL {
         """
 
     /// $1 ids, $2 attempts (parallel arrays), $3 worker.
-    static let completeHeld = """
+    let completeHeld = """
         UPDATE jobs
         SET state = 'succeeded', finalized_at = now(), lease_expires_at = NULL
         FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
@@ -65,7 +70,7 @@ enum JobSQL {
         """
 
     /// $1 ids, $2 attempts, $3 worker, $4 lease seconds.
-    static let extendHeldLeases = """
+    let extendHeldLeases = """
         UPDATE jobs
         SET lease_expires_at = now() + make_interval(secs => $4)
         FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
@@ -75,7 +80,7 @@ enum JobSQL {
 
     /// $1 ids, $2 attempts, $3 worker. Gives the attempt back: the job did not fail, its worker
     /// stopped.
-    static let releaseHeld = """
+    let releaseHeld = """
         UPDATE jobs
         SET state = 'available', attempt = jobs.attempt - 1, lease_expires_at = NULL, locked_by = NULL
         FROM unnest($1::bigint[], $2::int[]) AS held(id, attempt)
@@ -85,7 +90,7 @@ enum JobSQL {
 
     /// $1 id, $2 attempt, $3 worker, $4 retry delay seconds, $5 error text.
     /// One statement, so the discard and its dead letter commit together.
-    static let failHeld = """
+    let failHeld = """
         WITH failed AS (
             UPDATE jobs
             SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
@@ -104,7 +109,7 @@ enum JobSQL {
         """
 
     /// $1 id, $2 attempt, $3 worker, $4 delay seconds.
-    static let snoozeHeld = """
+    let snoozeHeld = """
         UPDATE jobs
         SET state = 'available', attempt = attempt - 1, run_at = now() + make_interval(secs => $4),
             lease_expires_at = NULL
@@ -113,7 +118,7 @@ enum JobSQL {
         """
 
     /// $1 id, $2 attempt, $3 worker, $4 reason.
-    static let discardHeld = """
+    let discardHeld = """
         WITH discarded AS (
             UPDATE jobs
             SET state = 'discarded', finalized_at = now(), lease_expires_at = NULL,
@@ -134,7 +139,7 @@ enum JobSQL {
     /// $1 limit. Jobs whose worker stopped renewing their lease go back to `retryable` (due at
     /// once: the worker failed, not necessarily the job), or are discarded with a dead letter when
     /// that was their last attempt. SKIP LOCKED lets any number of rescuers run side by side.
-    static let rescueExpired = """
+    let rescueExpired = """
         WITH rescued AS (
             UPDATE jobs
             SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
@@ -161,10 +166,4 @@ enum JobSQL {
         SELECT id, state FROM rescued
         """
 
-    /// Every statement by name, for the test that prepares them all.
-    static let all: [(name: String, sql: String)] = [
-        ("enqueue", enqueue), ("enqueue_many", enqueueMany), ("claim_due", claimDue), ("complete_held", completeHeld),
-        ("extend_held_leases", extendHeldLeases), ("release_held", releaseHeld), ("fail_held", failHeld),
-        ("snooze_held", snoozeHeld), ("discard_held", discardHeld), ("rescue_expired", rescueExpired),
-    ]
 }

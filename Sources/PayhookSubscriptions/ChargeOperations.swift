@@ -63,12 +63,12 @@ package struct ChargeOperations: Sendable {
         let at = now()
         do {
             return try await pool.transaction { connection in
-                guard let row = try await connection.query(SubscriptionSQL.lockChargeByID, [.int(id)]).rows.first else {
+                guard let row = try await connection.query(SubscriptionSQL.shared.lockChargeByID, [.int(id)]).rows.first else {
                     throw OperationsError(.notFound, "no charge with id \(id)")
                 }
                 let loaded = try ChargeRecurringHandler.Loaded(row: row)
                 let charge = loaded.charge
-                guard charge.status == "pending" || charge.status == "unknown" else {
+                guard Charge.Status(rawValue: charge.status)?.isSettled == false else {
                     return Outcome(charge: charge, changed: false, effect: "already \(charge.status); nothing changed")
                 }
                 guard charge.attemptedAt != nil else {
@@ -92,7 +92,7 @@ package struct ChargeOperations: Sendable {
                                                                            at: at, on: connection)
                     effect = "charge \(id) failed; the cycle continues as after a soft decline"
                 }
-                try await connection.query(SubscriptionSQL.resolveChargeLetter, [
+                try await connection.query(SubscriptionSQL.shared.resolveChargeLetter, [
                     .text(charge.idempotencyKey), .text(action.actor), .text("charge resolved as \(resolution.rawValue): \(note)"),
                 ])
                 try await AuditTrail.record(
@@ -102,7 +102,7 @@ package struct ChargeOperations: Sendable {
                         .init("previous_status", .string(charge.status)), .init("idempotency_key", .string(charge.idempotencyKey)),
                         .init("note", .string(note)), .init("effect", .string(effect)),
                     ] + action.context)
-                guard let settled = try await connection.query(SubscriptionSQL.lockChargeByID, [.int(id)]).rows.first else {
+                guard let settled = try await connection.query(SubscriptionSQL.shared.lockChargeByID, [.int(id)]).rows.first else {
                     throw OperationsError(.notFound, "no charge with id \(id)")
                 }
                 return Outcome(charge: try Charge(row: settled), changed: true, effect: effect)

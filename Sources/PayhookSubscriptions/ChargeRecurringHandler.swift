@@ -47,7 +47,7 @@ package import PayhookProcessing
 ///
 /// Threading: a `Sendable` value; the worker calls `run` concurrently for different jobs.
 package struct ChargeRecurringHandler: JobHandler {
-    package static let kind = SubscriptionScheduler.jobKind
+    package static let kind = JobKind.chargeRecurring.rawValue
     static let metricName = "payhook_charges_total"
 
     let pool: PostgresPool
@@ -62,7 +62,7 @@ package struct ChargeRecurringHandler: JobHandler {
     /// play a worker killed between the two.
     let afterProviderCall: (@Sendable (String) async throws -> Void)?
     /// First attempts of concurrent jobs, loaded and marked attempted in one statement
-    /// (`SubscriptionSQL.beginFirstAttempts`). Why: at hundreds of charges per second a
+    /// (`SubscriptionSQL.shared.beginFirstAttempts`). Why: at hundreds of charges per second a
     /// statement per charge, each its own commit, was the database's largest cost.
     private let firstAttempts: BatchCombiner<String, Loaded?>
     /// Successes of concurrent jobs, settled in one transaction.
@@ -102,7 +102,7 @@ package struct ChargeRecurringHandler: JobHandler {
                           help: "Recurring charge attempts by provider and outcome (succeeded, pending, declined_soft, declined_hard, unknown, skipped, duplicate_success, outcome_unknown).")
     }
 
-    /// One charge with its subscription and token, as `SubscriptionSQL.loadCharge` reads it.
+    /// One charge with its subscription and token, as `SubscriptionSQL.shared.loadCharge` reads it.
     package struct Loaded: Sendable {
         let charge: Charge
         let subscriptionStatus: String
@@ -142,7 +142,7 @@ package struct ChargeRecurringHandler: JobHandler {
 
     package func run(_ job: Job) async throws -> JobOutcome {
         guard let payload = try? job.decodePayload(ChargeJobPayload.self) else {
-            return .discard(reason: "payload_invalid: charge_recurring needs an idempotency_key")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an idempotency_key")
         }
         let key = payload.idempotencyKey
         // The common case in one batched statement: a first attempt that is certainly to be sent.
@@ -154,17 +154,14 @@ package struct ChargeRecurringHandler: JobHandler {
             }
             return try await send(loaded, client: client, marked: true)
         }
-        guard let row = try await pool.query(SubscriptionSQL.loadCharge, [.text(key)]).rows.first else {
+        guard let row = try await pool.query(SubscriptionSQL.shared.loadCharge, [.text(key)]).rows.first else {
             return .discard(reason: "not_found: no charge with idempotency key \(key)")
         }
         let loaded = try Loaded(row: row)
         let charge = loaded.charge
-        switch charge.status {
-        case "succeeded", "declined_soft", "declined_hard", "skipped":
+        if Charge.Status(rawValue: charge.status)?.isSettled == true {
             // Settled earlier (a replay, or a crash after recording): never call again.
             return .succeeded
-        default:
-            break
         }
         if charge.attemptedAt == nil, let hold = Self.hold(loaded) {
             switch hold {
@@ -193,12 +190,12 @@ package struct ChargeRecurringHandler: JobHandler {
 
     /// What stops a never-sent attempt from being sent now, or nil when nothing does.
     static func hold(_ loaded: Loaded) -> Hold? {
-        switch loaded.subscriptionStatus {
-        case "paused": return .wait
-        case "canceled", "past_due": return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
+        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
+        case .paused: return .wait
+        case .canceled, .pastDue: return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
         default: break
         }
-        return loaded.tokenStatus == "active" ? nil : .wait
+        return loaded.tokenStatus == VaultTokenStatus.active.rawValue ? nil : .wait
     }
 
     /// Skips a never-sent attempt for good and tells the merchant (`subscription.charge_skipped`),
@@ -208,18 +205,18 @@ package struct ChargeRecurringHandler: JobHandler {
         let queue = self.queue
         let now = self.now()
         let skipped = try await pool.transaction { connection in
-            guard try await !connection.query(SubscriptionSQL.skipCharge, [.int(charge.id), .text(why)]).rows.isEmpty else {
+            guard try await !connection.query(SubscriptionSQL.shared.skipCharge, [.int(charge.id), .text(why)]).rows.isEmpty else {
                 return false
             }
             let status = Subscription.Status(rawValue: loaded.subscriptionStatus) ?? .canceled
             try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
                 "subscription.charge_skipped",
                 webhookID: "subscription.charge_skipped:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
-                loaded, ChargeResult(outcome: .declinedHard, providerStatus: "skipped"), reason: why, status: status, at: now),
+                loaded, ChargeResult(outcome: .declinedHard, providerStatus: Charge.Status.skipped.rawValue), reason: why, status: status, at: now),
                 on: connection)
             return true
         }
-        if skipped { count(loaded.provider, "skipped") }
+        if skipped { count(loaded.provider, .skipped) }
         return .succeeded
     }
 
@@ -242,7 +239,7 @@ package struct ChargeRecurringHandler: JobHandler {
             previous = loaded.previousTransactionReference
         } else {
             // Committed before the call: from here on this key may have charged.
-            guard let row = try await pool.query(SubscriptionSQL.markAttempted, [.int(charge.id), .timestamptz(now())]).rows.first else {
+            guard let row = try await pool.query(SubscriptionSQL.shared.markAttempted, [.int(charge.id), .timestamptz(now())]).rows.first else {
                 return .succeeded  // settled meanwhile by another run of this key
             }
             previous = try row.decode("previous_transaction_reference")
@@ -288,17 +285,17 @@ package struct ChargeRecurringHandler: JobHandler {
         switch error.kind {
         case .timeout, .unavailable, .invalidResponse:
             // The provider may have executed it: unknown until a retry with this key says.
-            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
-            count(loaded.provider, "unknown")
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
+            count(loaded.provider, .unknown)
             logger.warning("charge outcome unknown; retrying with the same idempotency key", [
                 "provider": .string(loaded.provider), "charge.id": .int(charge.id), "error.kind": .string(error.kind.rawValue),
             ])
             return .retry(error: "outcome unknown, retried with the same idempotency key: \(message)")
         case .unauthorized, .notFound:
-            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
             return .retry(error: message)
         case .unsupported:
-            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
             return .discard(reason: "unsupported: \(message)")
         }
     }
@@ -311,7 +308,7 @@ package struct ChargeRecurringHandler: JobHandler {
     /// key is still inside the provider's idempotency window.
     private func reconcile(_ loaded: Loaded, client: any PaymentProviderClient) async throws -> JobOutcome {
         let charge = loaded.charge
-        let checks = try await pool.query(SubscriptionSQL.countCheck, [.int(charge.id)]).rows.first?.decode("calls", as: Int.self) ?? 0
+        let checks = try await pool.query(SubscriptionSQL.shared.countCheck, [.int(charge.id)]).rows.first?.decode("calls", as: Int.self) ?? 0
         if let stored = try await storedResult(loaded) {
             return try await settle(stored, loaded, checks: checks)
         }
@@ -322,7 +319,7 @@ package struct ChargeRecurringHandler: JobHandler {
             // Nobody can tell: wait and ask again; never send on it.
             let message = "\(loaded.provider) charge \(charge.idempotencyKey): look-up failed: \(error)"
             guard insideWindow(loaded) else { return try await outcomeUnknown(loaded, lastError: message) }
-            try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
             return .retry(error: "outcome unknown, not sent again until the provider answers: \(message)")
         }
         switch lookup {
@@ -341,7 +338,7 @@ package struct ChargeRecurringHandler: JobHandler {
             guard insideWindow(loaded) else {
                 return try await outcomeUnknown(loaded, lastError: charge.lastError ?? "no answer from \(loaded.provider)")
             }
-            if charge.status == "pending", checks > settings.maxPendingChecks {
+            if charge.status == Charge.Status.pending.rawValue, checks > settings.maxPendingChecks {
                 return try await stillPending(loaded, checks: checks)
             }
             return try await send(loaded, client: client, marked: false)
@@ -353,7 +350,7 @@ package struct ChargeRecurringHandler: JobHandler {
     private func settle(_ result: ChargeResult, _ loaded: Loaded, checks: Int) async throws -> JobOutcome {
         let outcome = try await record(result, loaded, checks: checks)
         if result.outcome != .pending {
-            try await pool.query(SubscriptionSQL.resolveChargeLetter, [
+            try await pool.query(SubscriptionSQL.shared.resolveChargeLetter, [
                 .text(loaded.charge.idempotencyKey), .text("payhook"),
                 .text("charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))"),
             ])
@@ -373,7 +370,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let charge = loaded.charge
         let window = settings.idempotencyWindow(loaded.provider).components.seconds
         let message = "charge_outcome_unknown: \(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)"
-        try await pool.query(SubscriptionSQL.recordOpen, [.int(charge.id), .text("unknown"), .text(message), .null, .null])
+        try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
         count(loaded.provider, "outcome_unknown")
         logger.error("charge outcome unknown after the idempotency window; not sent again", [
             "provider": .string(loaded.provider), "charge.id": .int(charge.id),
@@ -391,7 +388,7 @@ package struct ChargeRecurringHandler: JobHandler {
 
     /// What a webhook stored for the charge, as a charge result; nil when nothing was stored.
     private func storedResult(_ loaded: Loaded) async throws -> ChargeResult? {
-        guard let row = try await pool.query(SubscriptionSQL.storedChargePayment, [.int(loaded.charge.id)]).rows.first else {
+        guard let row = try await pool.query(SubscriptionSQL.shared.storedChargePayment, [.int(loaded.charge.id)]).rows.first else {
             return nil
         }
         let paymentID: String = try row.decode("provider_payment_id")
@@ -429,12 +426,12 @@ package struct ChargeRecurringHandler: JobHandler {
         case .succeeded: return try await recordSuccess(result, loaded)
         case .pending:
             let charge = loaded.charge
-            try await pool.query(SubscriptionSQL.recordOpen, [
-                .int(charge.id), .text("pending"), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
+            try await pool.query(SubscriptionSQL.shared.recordOpen, [
+                .int(charge.id), .text(Charge.Status.pending.rawValue), .null, result.providerPaymentID.map(PostgresValue.text) ?? .null,
                 .text(result.providerStatus),
             ])
             if let checks { return try await stillPending(loaded, checks: checks) }
-            count(loaded.provider, "pending")
+            count(loaded.provider, .pending)
             return .snooze(settings.pendingRecheck)
         case .declinedSoft: return try await recordSoftDecline(result, loaded)
         case .declinedHard: return try await recordHardDecline(result, loaded)
@@ -452,7 +449,7 @@ package struct ChargeRecurringHandler: JobHandler {
             guard let refused = error as? PostgresError, refused.kind == .uniqueViolation,
                   refused.constraint == "charges_one_success_per_cycle" else { throw error }
             let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
-            try await pool.query(SubscriptionSQL.recordDuplicateSuccess, [
+            try await pool.query(SubscriptionSQL.shared.recordDuplicateSuccess, [
                 .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
             ])
             count(provider, "duplicate_success")
@@ -461,7 +458,7 @@ package struct ChargeRecurringHandler: JobHandler {
             ])
             return .discard(reason: message)
         }
-        if recorded { count(provider, "succeeded") }
+        if recorded { count(provider, .succeeded) }
         return .succeeded
     }
 
@@ -471,8 +468,8 @@ package struct ChargeRecurringHandler: JobHandler {
     private func settleSuccess(_ result: ChargeResult, _ loaded: Loaded) async throws -> Bool {
         let charge = loaded.charge
         guard let paymentID = result.providerPaymentID else {
-            return try await !pool.query(SubscriptionSQL.recordSettled, [
-                .int(charge.id), .text("succeeded"), .null, .text(result.providerStatus), .null,
+            return try await !pool.query(SubscriptionSQL.shared.recordSettled, [
+                .int(charge.id), .text(Charge.Status.succeeded.rawValue), .null, .text(result.providerStatus), .null,
             ]).rows.isEmpty
         }
         let success = Self.success(loaded, providerPaymentID: paymentID, providerStatus: result.providerStatus)
@@ -488,7 +485,7 @@ package struct ChargeRecurringHandler: JobHandler {
         let recorded = try await pool.transaction { connection in
             try await Self.settleSoftDecline(result, loaded, settings: settings, queue: queue, at: now, on: connection)
         }
-        if recorded { count(loaded.provider, "declined_soft") }
+        if recorded { count(loaded.provider, .declinedSoft) }
         return .succeeded
     }
 
@@ -501,18 +498,21 @@ package struct ChargeRecurringHandler: JobHandler {
                                   at now: Date, on connection: PostgresConnection) async throws -> Bool {
         let charge = loaded.charge
         let schedule = settings.dunningSchedule
-        guard try await !connection.query(SubscriptionSQL.recordSettled, [
-            .int(charge.id), .text("declined_soft"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+        guard try await !connection.query(SubscriptionSQL.shared.recordSettled, [
+            .int(charge.id), .text(Charge.Status.declinedSoft.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
             .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
         ]).rows.isEmpty else { return false }
         // A subscription canceled or paused meanwhile is not chased.
-        guard loaded.subscriptionStatus == "active" || loaded.subscriptionStatus == "completed" else { return true }
+        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
+        case .active, .completed: break
+        default: return true
+        }
         if charge.attempt <= schedule.count {
             let next = charge.attempt + 1
             let key = Charge.idempotencyKey(namespace: try await InstallationNamespace.load(on: connection),
                                             subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
             let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
-            try await connection.query(SubscriptionSQL.insertRetryAttempt, [
+            try await connection.query(SubscriptionSQL.shared.insertRetryAttempt, [
                 .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
                 .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
             ])
@@ -521,7 +521,7 @@ package struct ChargeRecurringHandler: JobHandler {
                 uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
         } else {
             let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
-            if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
+            if try await !connection.query(SubscriptionSQL.shared.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
                 try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
                     "subscription.past_due", webhookID: "subscription.past_due:\(charge.subscriptionID):c\(charge.cycle)",
                     loaded, result, reason: reason, at: now), on: connection)
@@ -535,12 +535,12 @@ package struct ChargeRecurringHandler: JobHandler {
         let queue = self.queue
         let now = self.now()
         let recorded = try await pool.transaction { connection in
-            guard try await !connection.query(SubscriptionSQL.recordSettled, [
-                .int(charge.id), .text("declined_hard"), result.providerPaymentID.map(PostgresValue.text) ?? .null,
+            guard try await !connection.query(SubscriptionSQL.shared.recordSettled, [
+                .int(charge.id), .text(Charge.Status.declinedHard.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
                 .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
             ]).rows.isEmpty else { return false }
             let reason = "hard decline of cycle \(charge.cycle) attempt \(charge.attempt): \(result.declineCode ?? result.providerStatus)"
-            if try await !connection.query(SubscriptionSQL.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
+            if try await !connection.query(SubscriptionSQL.shared.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {
                 try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
                     "subscription.charge_failed",
                     webhookID: "subscription.charge_failed:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
@@ -548,7 +548,7 @@ package struct ChargeRecurringHandler: JobHandler {
             }
             return true
         }
-        if recorded { count(loaded.provider, "declined_hard") }
+        if recorded { count(loaded.provider, .declinedHard) }
         return .succeeded
     }
 
@@ -600,7 +600,9 @@ package struct ChargeRecurringHandler: JobHandler {
         let asOrder: Bool
 
         /// The processor's advisory-lock key of the row the webhook will update.
-        var lockKey: String { "\(asOrder ? "order" : "payment"):\(provider):\(providerPaymentID)" }
+        var lockKey: AdvisoryLockKey {
+            asOrder ? .order(provider: provider, id: providerPaymentID) : .payment(provider: provider, id: providerPaymentID)
+        }
     }
 
     /// Marks the first attempts of `keys` in one statement. One element per key: the loaded
@@ -611,7 +613,7 @@ package struct ChargeRecurringHandler: JobHandler {
         var byKey: [String: Loaded] = [:]
         do {
             for key in keys { try keyArray.append(key) }
-            for row in try await pool.query(SubscriptionSQL.beginFirstAttempts, [.array(keyArray), .timestamptz(now)]).rows {
+            for row in try await pool.query(SubscriptionSQL.shared.beginFirstAttempts, [.array(keyArray), .timestamptz(now)]).rows {
                 let loaded = try Loaded(row: row)
                 byKey[loaded.charge.idempotencyKey] = loaded
             }
@@ -654,15 +656,15 @@ package struct ChargeRecurringHandler: JobHandler {
         }
         let payments = batch.filter { !$0.asOrder }
         let orders = batch.filter(\.asOrder)
-        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(batch.map(\.lockKey)))])
+        try await AdvisoryLockKey.lock(batch.map(\.lockKey), on: connection)
         var settled = Set<Int64>()
         if !payments.isEmpty {
-            for row in try await connection.query(SubscriptionSQL.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
+            for row in try await connection.query(SubscriptionSQL.shared.settleSuccessesWithPayments, [.jsonb(rows(payments))]).rows {
                 settled.insert(try row.decode("id"))
             }
         }
         if !orders.isEmpty {
-            for row in try await connection.query(SubscriptionSQL.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
+            for row in try await connection.query(SubscriptionSQL.shared.settleSuccessesWithOrders, [.jsonb(rows(orders))]).rows {
                 settled.insert(try row.decode("id"))
             }
         }
@@ -672,4 +674,7 @@ package struct ChargeRecurringHandler: JobHandler {
     private func count(_ provider: String, _ outcome: String) {
         metrics?.increment(Self.metricName, [("provider", provider), ("outcome", outcome)])
     }
+
+    /// Counts an attempt that ended in `status` (the outcome label is the stored status).
+    private func count(_ provider: String, _ status: Charge.Status) { count(provider, status.rawValue) }
 }

@@ -10,7 +10,7 @@ package enum ChargeSettlementTrigger {
     /// nothing when the batch wrote no payment or order with a reference.
     static func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
         guard !touched.unlinkedPaymentIDs.isEmpty || !touched.orderIDs.isEmpty else { return }
-        try await connection.query(SubscriptionSQL.wakeChargesForPayments, [
+        try await connection.query(SubscriptionSQL.shared.wakeChargesForPayments, [
             .integerArray(touched.unlinkedPaymentIDs), .integerArray(touched.orderIDs.sorted()),
         ])
     }

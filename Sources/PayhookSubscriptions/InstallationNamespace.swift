@@ -7,7 +7,7 @@ package enum InstallationNamespace {
     /// - Throws: `PostgresError`; a schema without the row (migrations not applied) is a
     ///   `.decoding` error naming the table.
     static func load(on connection: PostgresConnection) async throws -> String {
-        guard let namespace = try await connection.query(SubscriptionSQL.keyNamespace).rows.first?
+        guard let namespace = try await connection.query(SubscriptionSQL.shared.keyNamespace).rows.first?
             .decode("key_namespace", as: String.self) else {
             throw PostgresError(kind: .decoding, message: "table installation has no key_namespace row; run payhook migrate")
         }

@@ -87,6 +87,24 @@ package struct Subscription: Sendable, Equatable {
 
 /// One row of `charges`: one attempt to charge one cycle.
 package struct Charge: Sendable, Equatable {
+    /// The closed set stored in `charges.status`; `status` keeps the stored text.
+    package enum Status: String, Sendable, CaseIterable {
+        /// Recorded, not settled: not yet sent, or the provider answered "in progress".
+        case pending
+        case succeeded
+        /// Declined; a later attempt of the cycle may succeed (dunning).
+        case declinedSoft = "declined_soft"
+        /// Declined for good: the subscription goes past due.
+        case declinedHard = "declined_hard"
+        /// Sent, outcome not known (timeout, 5xx, crash): reconciled or re-sent with the same key.
+        case unknown
+        /// Never sent: the subscription was canceled or went past due after the cycle was scheduled.
+        case skipped
+
+        /// Settled: the charge is never sent again.
+        var isSettled: Bool { self != .pending && self != .unknown }
+    }
+
     package let id: Int64
     package let subscriptionID: Int64
     package let cycle: Int

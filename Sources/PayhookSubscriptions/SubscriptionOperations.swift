@@ -1,4 +1,5 @@
 package import Foundation
+import PayhookCore
 package import PayhookPostgres
 package import PayhookQueue
 package import PayhookAdmin
@@ -50,10 +51,10 @@ package struct SubscriptionOperations: Sendable {
                 switch draft.token {
                 case .id(let id):
                     field = "vault_token_id"
-                    tokenRow = try await connection.query(SubscriptionSQL.lockTokenByID, [.int(id)]).rows.first
+                    tokenRow = try await connection.query(SubscriptionSQL.shared.lockTokenByID, [.int(id)]).rows.first
                 case .provider(let provider, let token):
                     field = "vault_token"
-                    tokenRow = try await connection.query(SubscriptionSQL.lockTokenByProviderToken,
+                    tokenRow = try await connection.query(SubscriptionSQL.shared.lockTokenByProviderToken,
                                                           [.text(provider.rawValue), .text(token)]).rows.first
                 }
                 guard let tokenRow else {
@@ -61,10 +62,10 @@ package struct SubscriptionOperations: Sendable {
                 }
                 let tokenID: Int64 = try tokenRow.decode("id")
                 let tokenStatus: String = try tokenRow.decode("status")
-                guard tokenStatus == "active" else {
+                guard tokenStatus == VaultTokenStatus.active.rawValue else {
                     throw OperationsError.invalid(field, "vault token \(tokenID) is \(tokenStatus); it cannot be charged")
                 }
-                let inserted = try await connection.query(SubscriptionSQL.insertSubscription, [
+                let inserted = try await connection.query(SubscriptionSQL.shared.insertSubscription, [
                     .int(tokenID), .text(draft.reference), .int(draft.amount.minorUnits), .text(draft.amount.currency),
                     .jsonb(draft.interval.json.rendered), .timestamptz(draft.startAt),
                     draft.maxCycles.map { .int(Int64($0)) } ?? .null, draft.endAt.map(PostgresValue.timestamptz) ?? .null,
@@ -72,7 +73,7 @@ package struct SubscriptionOperations: Sendable {
                 guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
                     throw OperationsError(.conflict, "reference \(draft.reference) is already used by another subscription", field: "reference")
                 }
-                guard let row = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
+                guard let row = try await connection.query(SubscriptionSQL.shared.selectSubscription, [.int(id)]).rows.first else {
                     throw OperationsError(.databaseUnavailable, "subscription \(id) vanished while being created")
                 }
                 let subscription = try Subscription(row: row)
@@ -89,7 +90,7 @@ package struct SubscriptionOperations: Sendable {
     /// Subscriptions newest first, optionally of one status and provider.
     package func list(status: Subscription.Status?, provider: String?, limit: Int) async throws(OperationsError) -> [Subscription] {
         do {
-            return try await pool.query(SubscriptionSQL.listSubscriptions, [
+            return try await pool.query(SubscriptionSQL.shared.listSubscriptions, [
                 status.map { .text($0.rawValue) } ?? .null, provider.map { .text($0) } ?? .null, .int(Int64(limit)),
             ]).map { try Subscription(row: $0) }
         } catch {
@@ -102,10 +103,10 @@ package struct SubscriptionOperations: Sendable {
     package func detail(id: Int64) async throws(OperationsError) -> Detail {
         do {
             return try await pool.withConnection { connection in
-                guard let row = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
+                guard let row = try await connection.query(SubscriptionSQL.shared.selectSubscription, [.int(id)]).rows.first else {
                     throw OperationsError(.notFound, "no subscription with id \(id)", field: "id")
                 }
-                let charges = try await connection.query(SubscriptionSQL.selectCharges, [.int(id)]).map { try Charge(row: $0) }
+                let charges = try await connection.query(SubscriptionSQL.shared.selectCharges, [.int(id)]).map { try Charge(row: $0) }
                 return Detail(subscription: try Subscription(row: row), charges: charges)
             }
         } catch {
@@ -124,7 +125,7 @@ package struct SubscriptionOperations: Sendable {
             case .completed:
                 throw OperationsError(.conflict, "subscription \(id) is completed; there is nothing left to cancel", field: "id")
             case .active, .paused, .pastDue:
-                try await connection.query(SubscriptionSQL.setStatus, [
+                try await connection.query(SubscriptionSQL.shared.setStatus, [
                     .int(id), .text(Subscription.Status.canceled.rawValue), .text(Self.reason("canceled", action)),
                 ])
                 return true
@@ -139,7 +140,7 @@ package struct SubscriptionOperations: Sendable {
             switch subscription.status {
             case .paused: return false
             case .active:
-                try await connection.query(SubscriptionSQL.setStatus, [
+                try await connection.query(SubscriptionSQL.shared.setStatus, [
                     .int(id), .text(Subscription.Status.paused.rawValue), .text(Self.reason("paused", action)),
                 ])
                 return true
@@ -164,9 +165,9 @@ package struct SubscriptionOperations: Sendable {
                 throw OperationsError(.conflict, "subscription \(id) is \(subscription.status.rawValue) and cannot be resumed", field: "id")
             case .paused, .pastDue:
                 // Waits for a token change in flight, like create.
-                let token = try await connection.query(SubscriptionSQL.lockTokenByID, [.int(subscription.vaultTokenID)]).rows.first
+                let token = try await connection.query(SubscriptionSQL.shared.lockTokenByID, [.int(subscription.vaultTokenID)]).rows.first
                 let tokenStatus = try token?.decode("status", as: String.self) ?? "missing"
-                guard tokenStatus == "active" else {
+                guard tokenStatus == VaultTokenStatus.active.rawValue else {
                     throw OperationsError.invalid("vault_token", "vault token \(subscription.vaultTokenID) is \(tokenStatus); store a new token and create a new subscription")
                 }
                 var cycle = subscription.cycle
@@ -175,8 +176,8 @@ package struct SubscriptionOperations: Sendable {
                     cycle = max(cycle, interval.lastCycle(dueAtOrBefore: now, start: subscription.startAt) + 1)
                     due = interval.dueDate(cycle: cycle, start: subscription.startAt)
                 }
-                try await connection.query(SubscriptionSQL.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
-                try await connection.query(SubscriptionSQL.wakeWaitingCharges, [.int(id), .timestamptz(now)])
+                try await connection.query(SubscriptionSQL.shared.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
+                try await connection.query(SubscriptionSQL.shared.wakeWaitingCharges, [.int(id), .timestamptz(now)])
                 if cycle > subscription.cycle {
                     // Cycles that fell due while it was not active are not charged; the merchant is told.
                     try await MerchantCallbackOutbox(queue: JobQueue(pool: pool)).enqueue(SubscriptionScheduler.skippedCallback(
@@ -200,12 +201,12 @@ package struct SubscriptionOperations: Sendable {
     ) async throws(OperationsError) -> Outcome {
         do {
             return try await pool.transaction { connection in
-                guard let row = try await connection.query(SubscriptionSQL.lockSubscription, [.int(id)]).rows.first else {
+                guard let row = try await connection.query(SubscriptionSQL.shared.lockSubscription, [.int(id)]).rows.first else {
                     throw OperationsError(.notFound, "no subscription with id \(id)", field: "id")
                 }
                 let before = try Subscription(row: row)
                 guard try await body(before, connection) else { return Outcome(subscription: before, changed: false) }
-                guard let afterRow = try await connection.query(SubscriptionSQL.selectSubscription, [.int(id)]).rows.first else {
+                guard let afterRow = try await connection.query(SubscriptionSQL.shared.selectSubscription, [.int(id)]).rows.first else {
                     throw OperationsError(.databaseUnavailable, "subscription \(id) vanished while locked")
                 }
                 let after = try Subscription(row: afterRow)

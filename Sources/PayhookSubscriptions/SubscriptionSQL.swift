@@ -1,6 +1,11 @@
+import PayhookPostgres
+
 /// Every statement of recurring charging (admin operations, scheduler, charge job, token
 /// lifecycle), named, in one place, so one test prepares them all against the migrated schema.
-package enum SubscriptionSQL {
+package struct SubscriptionSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = SubscriptionSQL()
+
     static let subscriptionColumns = """
         s.id, s.reference, s.status, s.status_reason, s.vault_token_id, t.provider AS token_provider, t.token,
         t.status AS token_status, s.amount_minor, s.currency, s.interval::text AS interval, s.start_at, s.cycle,
@@ -18,15 +23,15 @@ package enum SubscriptionSQL {
     /// FOR SHARE: a token being disabled right now (the processor holds the row FOR UPDATE)
     /// is waited for, so a subscription is never created on a token that a committed event
     /// disabled, and the pause that event triggers sees every subscription created before it.
-    static let lockTokenByID = "SELECT id, provider, token, status FROM vault_tokens WHERE id = $1 FOR SHARE"
-    static let lockTokenByProviderToken = """
+    let lockTokenByID = "SELECT id, provider, token, status FROM vault_tokens WHERE id = $1 FOR SHARE"
+    let lockTokenByProviderToken = """
         SELECT id, provider, token, status FROM vault_tokens WHERE provider = $1 AND token = $2
         ORDER BY id LIMIT 1 FOR SHARE
         """
 
     /// $1 token, $2 reference, $3 amount, $4 currency, $5 interval jsonb, $6 start_at (also the
     /// first due date), $7 max_cycles, $8 end_at. Nothing is returned when the reference is taken.
-    static let insertSubscription = """
+    let insertSubscription = """
         INSERT INTO subscriptions (vault_token_id, reference, amount_minor, currency, interval, start_at, next_charge_at,
                                    max_cycles, end_at)
         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
@@ -34,28 +39,28 @@ package enum SubscriptionSQL {
         RETURNING id
         """
 
-    static let selectSubscription = """
+    let selectSubscription = """
         SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id WHERE s.id = $1
         """
 
-    static let lockSubscription = """
+    let lockSubscription = """
         SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
         WHERE s.id = $1 FOR UPDATE OF s
         """
 
     /// $1 status or NULL, $2 provider or NULL, $3 limit. Newest first.
-    static let listSubscriptions = """
+    let listSubscriptions = """
         SELECT \(subscriptionColumns) FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
         WHERE ($1::text IS NULL OR s.status = $1) AND ($2::text IS NULL OR t.provider = $2)
         ORDER BY s.id DESC LIMIT $3
         """
 
-    package static let selectCharges = """
+    package let selectCharges = """
         SELECT \(chargeColumns) FROM charges c WHERE c.subscription_id = $1 ORDER BY c.cycle, c.attempt
         """
 
     /// $1 id, $2 status, $3 reason.
-    static let setStatus = """
+    let setStatus = """
         UPDATE subscriptions
         SET status = $2, status_reason = $3, updated_at = now(),
             canceled_at = CASE WHEN $2 = 'canceled' THEN now() ELSE canceled_at END
@@ -63,14 +68,14 @@ package enum SubscriptionSQL {
         """
 
     /// $1 id, $2 next cycle, $3 its due date.
-    static let resume = """
+    let resume = """
         UPDATE subscriptions SET status = 'active', status_reason = NULL, cycle = $2, next_charge_at = $3, updated_at = now()
         WHERE id = $1
         """
 
     /// Wakes the never-sent attempts of subscription $1 that are due at $2 (the resuming
     /// operator's clock): they waited while it was paused.
-    static let wakeWaitingCharges = """
+    let wakeWaitingCharges = """
         UPDATE jobs j SET run_at = now()
         FROM charges c
         WHERE c.subscription_id = $1 AND c.status = 'pending' AND c.attempted_at IS NULL AND c.scheduled_at <= $2
@@ -81,7 +86,7 @@ package enum SubscriptionSQL {
     // MARK: Scheduler
 
     /// $1 now (the scheduler's clock), $2 batch size. Rows other schedulers hold are skipped.
-    static let claimDue = """
+    let claimDue = """
         SELECT s.id, s.reference, s.interval::text AS interval, s.start_at, s.next_charge_at, s.cycle, s.max_cycles, s.end_at,
                s.amount_minor, s.currency, t.provider
         FROM subscriptions s JOIN vault_tokens t ON t.id = s.vault_token_id
@@ -94,7 +99,7 @@ package enum SubscriptionSQL {
     /// $1 JSON array of first attempts. A key that exists already is skipped (it cannot, while
     /// the subscription row is locked and advanced in the same transaction; this is the second
     /// line of defence).
-    static let insertFirstAttempts = """
+    let insertFirstAttempts = """
         INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
                              scheduled_at, merchant_reference)
         SELECT r.subscription_id, r.cycle, 1, r.idempotency_key, r.amount_minor, r.currency, 'recurring', r.provider,
@@ -115,10 +120,10 @@ package enum SubscriptionSQL {
     }
 
     /// This installation's idempotency-key namespace (migration 0011).
-    static let keyNamespace = "SELECT key_namespace FROM installation"
+    let keyNamespace = "SELECT key_namespace FROM installation"
 
     /// $1 JSON array of {id, cycle, next_charge_at, status, status_reason}.
-    static let advanceSubscriptions = """
+    let advanceSubscriptions = """
         UPDATE subscriptions s
         SET cycle = r.cycle, next_charge_at = r.next_charge_at, status = r.status,
             status_reason = coalesce(r.status_reason, s.status_reason), updated_at = now()
@@ -137,7 +142,7 @@ package enum SubscriptionSQL {
         """
 
     /// Everything one attempt needs, by its idempotency key.
-    static let loadCharge = selectLoaded + " WHERE c.idempotency_key = $1"
+    let loadCharge = selectLoaded + " WHERE c.idempotency_key = $1"
 
     /// A charge with its subscription and token, as `ChargeRecurringHandler.Loaded` reads it.
     private static let selectLoaded = """
@@ -148,13 +153,13 @@ package enum SubscriptionSQL {
         """
 
     /// `loadCharge` by charge id, the charge row locked: what `charges resolve` decides on.
-    static let lockChargeByID = selectLoaded + " WHERE c.id = $1 FOR UPDATE OF c"
+    let lockChargeByID = selectLoaded + " WHERE c.id = $1 FOR UPDATE OF c"
 
     /// Committed before the provider is called. Freezes the previous transaction reference at the
     /// first call so every retry of this key sends the same request. $1 id, $2 the handler's
     /// clock: `attempted_at` starts the key's idempotency window, measured by the same clock
     /// that later decides whether the window has passed.
-    static let markAttempted = """
+    let markAttempted = """
         UPDATE charges
         SET attempted_at = coalesce(attempted_at, $2), calls = calls + 1, updated_at = now(),
             previous_transaction_reference = CASE WHEN attempted_at IS NULL THEN (
@@ -170,7 +175,7 @@ package enum SubscriptionSQL {
     /// attempted, still `pending`, subscription not paused, canceled or past due, token active).
     /// Keys it does not return take the one-by-one path, which decides skip, recheck or settled.
     /// $1 text array of idempotency keys, $2 the handler's clock (as for `markAttempted`).
-    static let beginFirstAttempts = """
+    let beginFirstAttempts = """
         UPDATE charges c
         SET attempted_at = $2, calls = c.calls + 1, updated_at = now(),
             previous_transaction_reference = (
@@ -187,7 +192,7 @@ package enum SubscriptionSQL {
         """
 
     /// $1 id, $2 why. Only a charge never sent to the provider can be skipped.
-    static let skipCharge = """
+    let skipCharge = """
         UPDATE charges SET status = 'skipped', last_error = $2, settled_at = now(), updated_at = now()
         WHERE id = $1 AND status = 'pending' AND attempted_at IS NULL
         RETURNING id
@@ -195,7 +200,7 @@ package enum SubscriptionSQL {
 
     /// $1 id, $2 status (`pending` or `unknown`), $3 error, $4 provider payment id or NULL,
     /// $5 provider status or NULL.
-    static let recordOpen = """
+    let recordOpen = """
         UPDATE charges
         SET status = $2, last_error = $3, provider_payment_id = coalesce($4, provider_payment_id),
             provider_status = coalesce($5, provider_status), updated_at = now()
@@ -204,7 +209,7 @@ package enum SubscriptionSQL {
         """
 
     /// $1 id, $2 final status, $3 provider payment id, $4 provider status, $5 decline code.
-    static let recordSettled = """
+    let recordSettled = """
         UPDATE charges
         SET status = $2, provider_payment_id = coalesce($3, provider_payment_id), provider_status = $4,
             decline_code = $5, last_error = NULL, settled_at = now(), updated_at = now()
@@ -214,7 +219,7 @@ package enum SubscriptionSQL {
 
     /// $1 id, $2 error, $3 provider payment id: a second success for one cycle (charges_one_success_per_cycle refused
     /// it). The money was taken twice; the row keeps the evidence for the operator.
-    static let recordDuplicateSuccess = """
+    let recordDuplicateSuccess = """
         UPDATE charges
         SET status = 'unknown', decline_code = 'duplicate_success', provider_payment_id = $3, last_error = $2,
             updated_at = now()
@@ -222,13 +227,13 @@ package enum SubscriptionSQL {
         """
 
     /// Successful charges, in a transaction that first took the processor's advisory locks of
-    /// every payment and order among them (`ProcessingSQL.lockKeys`, one sorted order): upsert
+    /// every payment and order among them (`ProcessingSQL.shared.lockKeys`, one sorted order): upsert
     /// the `payments` row each later webhook will update, then settle the charge linked to it.
     /// Returns the charges it settled (one settled already is not). Any error (a second success
     /// of one cycle, one payment twice) fails the whole statement.
     /// $1 JSON array of {charge_id, provider, provider_payment_id, merchant_reference,
     /// provider_status, status}.
-    static let settleSuccessesWithPayments = """
+    let settleSuccessesWithPayments = """
         WITH target AS (
             SELECT c.id, c.amount_minor, c.currency, r.provider, r.provider_payment_id, r.merchant_reference,
                    r.provider_status, r.status
@@ -257,7 +262,7 @@ package enum SubscriptionSQL {
     /// The same for Mercado Pago, whose charges are orders (the merchant reference is left to the
     /// webhook), under the same rules as `settleSuccessesWithPayments`.
     /// $1 JSON array of {charge_id, provider, provider_order_id, provider_status, status}.
-    static let settleSuccessesWithOrders = """
+    let settleSuccessesWithOrders = """
         WITH target AS (
             SELECT c.id, c.amount_minor, c.currency, r.provider, r.provider_order_id, r.provider_status, r.status
             FROM jsonb_to_recordset($1::jsonb) AS r(charge_id bigint, provider text, provider_order_id text,
@@ -286,7 +291,7 @@ package enum SubscriptionSQL {
     /// provider's id when the charge has one, else by the charge's merchant reference. A row that
     /// another charge of the subscription already names is not this one's (an earlier declined
     /// attempt of the cycle shares the reference). A paid row wins over others, then the newest.
-    static let storedChargePayment = """
+    let storedChargePayment = """
         SELECT x.provider_payment_id, x.status
         FROM charges c
         CROSS JOIN LATERAL (
@@ -313,7 +318,7 @@ package enum SubscriptionSQL {
     /// array) or order ($2) just written by the processor carries: their jobs run now, so the
     /// handler settles them from that row. A dead-lettered job gets its attempts back; a running
     /// one is left alone (it reconciles before any resend anyway).
-    static let wakeChargesForPayments = """
+    let wakeChargesForPayments = """
         UPDATE jobs j
         SET state = 'available', run_at = now(), attempt = CASE WHEN j.state = 'discarded' THEN 0 ELSE j.attempt END,
             finalized_at = NULL, lease_expires_at = NULL, locked_by = NULL
@@ -333,7 +338,7 @@ package enum SubscriptionSQL {
 
     /// Resolves the open dead letter of the charge job with key $1: $2 actor, $3 note. The charge
     /// was settled (by reconciliation or an operator), so nothing is left to replay.
-    static let resolveChargeLetter = """
+    let resolveChargeLetter = """
         UPDATE dead_letters d SET status = 'discarded', resolved_at = now(), resolved_by = $2, note = $3
         FROM jobs j
         WHERE j.unique_key = $1 AND j.kind = 'charge_recurring' AND d.source = 'job' AND d.source_id = j.id
@@ -342,10 +347,10 @@ package enum SubscriptionSQL {
         """
 
     /// $1 id: one more look-up of a pending charge.
-    static let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
+    let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
 
     /// $1 subscription, $2 cycle, $3 attempt, $4 key, $5 amount, $6 currency, $7 provider, $8 due.
-    static let insertRetryAttempt = """
+    let insertRetryAttempt = """
         INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, reason, provider,
                              scheduled_at, merchant_reference)
         SELECT $1, $2, $3, $4, $5, $6, 'resubmission', $7, $8, \(chargeReference("$7::text", "$4::text", "s.reference", "$2::int"))
@@ -354,7 +359,7 @@ package enum SubscriptionSQL {
         """
 
     /// $1 subscription, $2 reason. A canceled, paused or already past-due one is left alone.
-    static let markPastDue = """
+    let markPastDue = """
         UPDATE subscriptions SET status = 'past_due', status_reason = $2, updated_at = now()
         WHERE id = $1 AND status IN ('active', 'completed')
         RETURNING id
@@ -363,28 +368,10 @@ package enum SubscriptionSQL {
     // MARK: Token lifecycle
 
     /// $1 token id, $2 reason.
-    static let pauseForToken = """
+    let pauseForToken = """
         UPDATE subscriptions SET status = 'paused', status_reason = $2, updated_at = now()
         WHERE vault_token_id = $1 AND status = 'active'
         RETURNING id, reference
         """
 
-    /// Every statement by name, for the test that prepares them all.
-    static let all: [(name: String, sql: String)] = [
-        ("lock_token_by_id", lockTokenByID), ("lock_token_by_provider_token", lockTokenByProviderToken),
-        ("insert_subscription", insertSubscription), ("select_subscription", selectSubscription),
-        ("lock_subscription", lockSubscription), ("list_subscriptions", listSubscriptions),
-        ("select_charges", selectCharges), ("set_status", setStatus), ("resume", resume), ("wake_waiting_charges", wakeWaitingCharges), ("claim_due", claimDue),
-        ("insert_first_attempts", insertFirstAttempts), ("advance_subscriptions", advanceSubscriptions),
-        ("load_charge", loadCharge), ("lock_charge_by_id", lockChargeByID), ("mark_attempted", markAttempted), ("begin_first_attempts", beginFirstAttempts),
-        ("skip_charge", skipCharge),
-        ("record_open", recordOpen), ("record_settled", recordSettled),
-        ("record_duplicate_success", recordDuplicateSuccess),
-        ("settle_successes_with_payments", settleSuccessesWithPayments),
-        ("settle_successes_with_orders", settleSuccessesWithOrders),
-        ("stored_charge_payment", storedChargePayment), ("wake_charges_for_payments", wakeChargesForPayments),
-        ("resolve_charge_letter", resolveChargeLetter), ("key_namespace", keyNamespace), ("count_check", countCheck),
-        ("insert_retry_attempt", insertRetryAttempt), ("mark_past_due", markPastDue),
-        ("pause_for_token", pauseForToken),
-    ]
 }

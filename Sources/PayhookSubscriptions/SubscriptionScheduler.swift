@@ -25,8 +25,6 @@ import PayhookProcessing
 ///
 /// Threading: `tick` may be called from any task; `run` owns a loop until `stop()`.
 package final class SubscriptionScheduler: Sendable {
-    /// The job kind every scheduled charge runs as.
-    static let jobKind = "charge_recurring"
     /// Cycles one subscription gets per batch when catching up; the rest follow in later batches.
     static let maxCyclesPerBatch = 100
 
@@ -214,7 +212,7 @@ package final class SubscriptionScheduler: Sendable {
         let batchSize = settings.schedulerBatchSize
         let maxAttempts = settings.chargeMaxAttempts
         let result = try await pool.transaction { connection in
-            let rows = try await connection.query(SubscriptionSQL.claimDue, [.timestamptz(now), .int(Int64(batchSize))])
+            let rows = try await connection.query(SubscriptionSQL.shared.claimDue, [.timestamptz(now), .int(Int64(batchSize))])
             var result = BatchResult(claimed: rows.rows.count)
             guard !rows.rows.isEmpty else { return result }
             let namespace = try await InstallationNamespace.load(on: connection)
@@ -252,7 +250,7 @@ package final class SubscriptionScheduler: Sendable {
                         .init("currency", .string(due.currency)), .init("provider", .string(due.provider)),
                         .init("scheduled_at", .timestamp(charge.dueAt)),
                     ]))
-                    jobs.append(JobRequest(kind: Self.jobKind, payload: ChargeJobPayload(idempotencyKey: key, provider: due.provider,
+                    jobs.append(JobRequest(kind: JobKind.chargeRecurring.rawValue, payload: ChargeJobPayload(idempotencyKey: key, provider: due.provider,
                                                                                           subscriptionID: due.id).json,
                                            uniqueKey: key, maxAttempts: maxAttempts))
                 }
@@ -261,10 +259,10 @@ package final class SubscriptionScheduler: Sendable {
                                              reason: plan.statusReason))
             }
             if !charges.isEmpty {
-                try await connection.query(SubscriptionSQL.insertFirstAttempts, [.jsonb(JSONOutput.array(charges).rendered)])
+                try await connection.query(SubscriptionSQL.shared.insertFirstAttempts, [.jsonb(JSONOutput.array(charges).rendered)])
                 try await queue.enqueue(jobs, on: connection)
             }
-            try await connection.query(SubscriptionSQL.advanceSubscriptions, [.jsonb(JSONOutput.array(advances).rendered)])
+            try await connection.query(SubscriptionSQL.shared.advanceSubscriptions, [.jsonb(JSONOutput.array(advances).rendered)])
             result.created = charges.count
             return result
         }

@@ -31,7 +31,7 @@ package enum SubscriptionTokenLifecycle {
                                    on connection: PostgresConnection) async throws -> [Int64] {
         guard status != .active else { return [] }
         let reason = "vault token \(tokenID) \(status.rawValue)"
-        let rows = try await connection.query(SubscriptionSQL.pauseForToken, [.int(tokenID), .text(reason)])
+        let rows = try await connection.query(SubscriptionSQL.shared.pauseForToken, [.int(tokenID), .text(reason)])
         var paused: [Int64] = []
         let at = occurredAt ?? Date()
         // The fact is "this subscription was paused by this token change": the same change

@@ -26,7 +26,7 @@ struct ConsoleBrowserTests {
           .enabled(if: python != nil, "set PAYHOOK_BROWSER_TEST_PYTHON (ops/test does)"))
     func browser() async throws {
         let python = try #require(Self.python)
-        try await ConsoleHarness.with("console_browser", roles: ["ingress", "processor"]) { console in
+        try await ConsoleHarness.with("console_browser", roles: [.ingress, .processor]) { console in
             let database = console.database
             let psp = "PSP-BROWSER-\(UInt32.random(in: 0...UInt32.max))"
             let body = Bodies.adyen(Bodies.adyenItem(

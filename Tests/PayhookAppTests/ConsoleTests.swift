@@ -16,7 +16,7 @@ struct ConsoleHarness: Sendable {
     let server: PayhookServer
     var adminPort: Int { server.adminPort }
 
-    static func with(_ label: String, roles: Set<String> = ["ingress"], _ body: (ConsoleHarness) async throws -> Void) async throws {
+    static func with(_ label: String, roles: Set<ServeRole> = [.ingress], _ body: (ConsoleHarness) async throws -> Void) async throws {
         var environment = TestSecrets.environment
         environment["PAYHOOK_ADMIN_ACTOR"] = "night-shift"
         let configuration = try Configuration.parse(environment: environment) { _ in throw CocoaError(.fileNoSuchFile) }

@@ -110,7 +110,7 @@ struct IngressHarness: Sendable {
             database = try await TestDatabase.migrated(label)
         }
         let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL ?? database.url, logger: logger,
-                                       roles: ["ingress"])
+                                       roles: [.ingress])
         let shutdown = Latch()
         let running = Task { try await server.run(until: { await shutdown.wait() }) }
         let harness = IngressHarness(database: database, server: server)

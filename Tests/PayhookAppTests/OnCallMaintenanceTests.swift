@@ -13,31 +13,6 @@ import Testing
 
 @Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(2)))
 struct OnCallMaintenanceTests {
-    @Test("every operations statement prepares against the migrated schema")
-    func prepareAll() async throws {
-        let statements: [(String, String)] = [
-            ("list_letters", OperationsSQL.listLetters), ("match_letters", OperationsSQL.matchLetters),
-            ("select_letters", OperationsSQL.selectLetters), ("lock_letter", OperationsSQL.lockLetter),
-            ("resolve_letter", OperationsSQL.resolveLetter), ("select_inbound", OperationsSQL.selectInboundEvent),
-            ("select_job", OperationsSQL.selectJob), ("requeue_inbound", OperationsSQL.requeueInboundEvent),
-            ("requeue_job", OperationsSQL.requeueJob), ("insert_audit", AuditTrail.insert),
-            ("count_reprocessable", OperationsSQL.countReprocessable), ("reprocess_batch", OperationsSQL.reprocessBatch),
-            ("delete_processed", RetentionSQL.deleteProcessedInbound), ("delete_rejected", RetentionSQL.deleteRejectedDeliveries),
-            ("delete_payment_events", RetentionSQL.deletePaymentEvents), ("delete_jobs", RetentionSQL.deleteFinishedJobs),
-            ("gauges", OperationsSQL.gauges), ("inbound_status", OperationsSQL.inboundEventStatus), ("job_state", OperationsSQL.jobState),
-        ]
-        let database = try await TestDatabase.migrated("oncall_sql")
-        let connection = try await PostgresConnection.connect(database.url)
-        defer { connection.close() }
-        for (name, sql) in statements {
-            do {
-                try await connection.execute("PREPARE \(name) AS \(sql)")
-            } catch {
-                Issue.record("\(name): \(error)")
-            }
-        }
-    }
-
     @Test("retention deletes old processed deliveries, also those history came from, and old rejected ones, in batches")
     func retention() async throws {
         let database = try await TestDatabase.migrated("oncall_retention")

@@ -15,20 +15,6 @@ import Testing
 /// cycle, on time, whatever the number of schedulers.
 @Suite("Subscription scheduler", .timeLimit(.minutes(5)))
 struct SubscriptionSchedulerTests {
-    @Test("every subscription statement prepares against the migrated schema")
-    func prepareAll() async throws {
-        let database = try await TestDatabase.migrated("sub_sql")
-        let connection = try await PostgresConnection.connect(database.url)
-        defer { connection.close() }
-        for (name, sql) in SubscriptionSQL.all {
-            do {
-                try await connection.execute("PREPARE \(name) AS \(sql)")
-            } catch {
-                Issue.record("\(name): \(error)")
-            }
-        }
-    }
-
     @Test("each monthly cycle is scheduled once, when due: charge row, job with the key as unique_key, schedule advanced")
     func cyclesOnTime() async throws {
         let harness = try await SubscriptionHarness.make("sub_sched_cycles", emulator: false)

@@ -6,17 +6,6 @@ import Testing
 
 @Suite("Job store", .timeLimit(.minutes(1)))
 struct JobQueueTests {
-    @Test("every queue statement prepares against the migrated schema")
-    func statementsPrepare() async throws {
-        try await QueueDatabase.withFixture { db in
-            try await db.pool.withConnection { connection in
-                for statement in JobSQL.all {
-                    try await connection.execute("PREPARE \(statement.name) AS \(statement.sql)")
-                }
-            }
-        }
-    }
-
     @Test("a job enqueued in a transaction that rolls back does not exist")
     func enqueueRollsBack() async throws {
         try await QueueDatabase.withFixture { db in

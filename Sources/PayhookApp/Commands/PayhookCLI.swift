@@ -45,9 +45,6 @@ public enum PayhookCLI {
 
         """
 
-    /// Roles `serve --roles` accepts; later capabilities add theirs here.
-    static let knownRoles: Set<String> = ["ingress", "processor", "worker", "scheduler"]
-
     public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
         var rest = arguments.dropFirst()
         guard let command = rest.popFirst() else { return usageError("missing command") }
@@ -64,16 +61,16 @@ public enum PayhookCLI {
             return await migrate(environment: environment, json: flags.contains("--json"))
         case "serve":
             var migrateFirst = false
-            var roles = knownRoles
+            var roles = Set(ServeRole.allCases)
             while let argument = rest.popFirst() {
                 switch argument {
                 case "--migrate": migrateFirst = true
                 case "--roles":
                     guard let list = rest.popFirst() else { return usageError("--roles needs a value, e.g. --roles ingress") }
-                    roles = Set(list.split(separator: ",").map(String.init))
-                    let unknown = roles.subtracting(knownRoles)
-                    guard unknown.isEmpty, !roles.isEmpty else {
-                        return usageError("unknown role(s): \(unknown.sorted().joined(separator: ", ")); known: \(knownRoles.sorted().joined(separator: ", "))")
+                    switch ServeRole.parse(list) {
+                    case .success(let named): roles = named
+                    case .failure(let unknown):
+                        return usageError("unknown role(s): \(unknown.names.joined(separator: ", ")); known: \(ServeRole.knownNames)")
                     }
                 default: return usageError("unknown option for serve: \(argument)")
                 }
@@ -158,7 +155,7 @@ public enum PayhookCLI {
         }
     }
 
-    static func serve(environment: [String: String], migrateFirst: Bool, roles: Set<String> = knownRoles) async -> Int32 {
+    static func serve(environment: [String: String], migrateFirst: Bool, roles: Set<ServeRole> = Set(ServeRole.allCases)) async -> Int32 {
         let (configuration, databaseURL): (Configuration, String)
         switch loadConfiguration(environment) {
         case .success(let value): (configuration, databaseURL) = value

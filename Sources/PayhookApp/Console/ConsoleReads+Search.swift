@@ -70,7 +70,7 @@ extension ConsoleReads {
                 for row in try await connection.query(ConsoleSQL.searchCharges, [.text(key)]) {
                     let subscription: Int64 = try row.decode("subscription_id")
                     let charge: Int64 = try row.decode("id")
-                    let detailRows = try await connection.query(SubscriptionSQL.selectCharges, [.int(subscription)])
+                    let detailRows = try await connection.query(SubscriptionSQL.shared.selectCharges, [.int(subscription)])
                     guard let found = try detailRows.map({ try Charge(row: $0) }).first(where: { $0.id == charge }) else { continue }
                     var steps = [Self.chargeStep(found)]
                     steps += try await jobSteps([found.idempotencyKey], on: connection)

@@ -15,7 +15,7 @@ extension PayhookServer {
         settings.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: clients,
-            hooks: .subscriptions, settings: settings, logger: logger.with(["role": "processor"]), metrics: metrics,
+            hooks: .subscriptions, settings: settings, logger: logger.with(["role": .string(ServeRole.processor.rawValue)]), metrics: metrics,
             fulfillment: configuration.fulfillment)
     }
 

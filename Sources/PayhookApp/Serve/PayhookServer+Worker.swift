@@ -17,7 +17,7 @@ extension PayhookServer {
     static func makeWorker(configuration: Configuration, databaseURL: String, pool: PostgresPool,
                            subscriptions: SubscriptionRuntime, metrics: MetricsRegistry, logger: Logger) throws -> JobWorker {
         let queue = JobQueue(pool: pool)
-        let workerLogger = logger.with(["role": "worker"])
+        let workerLogger = logger.with(["role": .string(ServeRole.worker.rawValue)])
         let signer = try configuration.fulfillmentSecret.map { secret in try StandardWebhookSigner(secret: secret.value) }
         if signer == nil {
             workerLogger.warning("PAYHOOK_FULFILLMENT_SECRET is not set: merchant callbacks wait (and retry) until it is")

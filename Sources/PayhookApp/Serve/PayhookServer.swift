@@ -23,7 +23,7 @@ final class PayhookServer: Sendable {
     private let ingressServer: HTTPServer
     private let adminServer: HTTPServer
     /// Roles this process runs (`serve --roles`); the admin listener always runs.
-    let roles: Set<String>
+    let roles: Set<ServeRole>
     /// Normalizes inbound events; `nil` unless the `processor` role is on.
     let processor: InboundEventProcessor?
     /// Runs jobs (fulfillment, merchant callbacks, recurring charges); `nil` unless the `worker`
@@ -40,7 +40,7 @@ final class PayhookServer: Sendable {
     static let writerCount = 2
 
     init(configuration: Configuration, databaseURL: String, logger: Logger,
-         roles: Set<String> = PayhookCLI.knownRoles, retention: RetentionPolicy = RetentionPolicy()) throws {
+         roles: Set<ServeRole> = Set(ServeRole.allCases), retention: RetentionPolicy = RetentionPolicy()) throws {
         self.configuration = configuration
         self.logger = logger
         self.roles = roles
@@ -48,7 +48,7 @@ final class PayhookServer: Sendable {
         self.metrics = metrics
         // Job handlers (up to PAYHOOK_CHARGE_CONCURRENCY in flight) hold a connection only per
         // statement; a few more connections keep them from queueing behind ingress and processing.
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains("worker") ? 16 : 8)
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains(.worker) ? 16 : 8)
         self.pool = pool
         let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
         self.migrator = migrator
@@ -56,16 +56,16 @@ final class PayhookServer: Sendable {
         self.writer = writer
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
-        let needsClients = !roles.isDisjoint(with: ["processor", "worker"])
+        let needsClients = !roles.isDisjoint(with: [.processor, .worker])
         let clients = needsClients ? Self.providerClients(configuration: configuration, logger: logger) : PaymentProviderClients([])
-        self.processor = roles.contains("processor")
+        self.processor = roles.contains(.processor)
             ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, clients: clients,
                                  logger: logger, metrics: metrics)
             : nil
         let subscriptions = SubscriptionRuntime(settings: configuration.subscriptions, pool: pool, queue: JobQueue(pool: pool),
                                                 clients: clients, metrics: metrics, logger: logger)
-        self.scheduler = roles.contains("scheduler") ? subscriptions.scheduler : nil
-        self.worker = roles.contains("worker")
+        self.scheduler = roles.contains(.scheduler) ? subscriptions.scheduler : nil
+        self.worker = roles.contains(.worker)
             ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool,
                                   subscriptions: subscriptions, metrics: metrics, logger: logger)
             : nil
@@ -179,12 +179,12 @@ final class PayhookServer: Sendable {
     /// - Throws: ``ServiceEndedEarly`` when a part of the process stopped on its own (the
     ///   process then exits non-zero, so its supervisor restarts it).
     func run(until shutdown: @escaping @Sendable () async -> Void) async throws {
-        let ingressOn = roles.contains("ingress")
+        let ingressOn = roles.contains(.ingress)
         if ingressOn { try ingressServer.start() }
         try adminServer.start()
         logger.info("payhook serving", [
             "listen": .string(ingressOn ? "\(configuration.listen.host):\(ingressServer.boundPort)" : "off"),
-            "roles": .string(roles.sorted().joined(separator: ",")),
+            "roles": .string(roles.sorted().map(\.rawValue).joined(separator: ",")),
             "admin_listen": .string("\(configuration.adminListen.host):\(adminServer.boundPort)"),
             "providers": .string(configuration.webhookSecrets.rings.keys.map(\.rawValue).sorted().joined(separator: ",")),
         ])

@@ -44,9 +44,6 @@ package struct MerchantCallback: Sendable {
 /// Queues merchant callbacks inside the caller's transaction: the row in `merchant_callbacks`
 /// and its delivery job commit (or roll back) with the change that caused them.
 package struct MerchantCallbackOutbox: Sendable {
-    /// The job kind that delivers a callback.
-    static let jobKind = "merchant_callback"
-
     let queue: JobQueue
 
     package init(queue: JobQueue) {
@@ -59,34 +56,37 @@ package struct MerchantCallbackOutbox: Sendable {
     /// - Throws: `PostgresError`; inside a transaction the caller rolls back.
     @discardableResult
     package func enqueue(_ callback: MerchantCallback, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
-        let rows = try await connection.query(CallbackSQL.insertCallback, [
+        let rows = try await connection.query(CallbackSQL.shared.insertCallback, [
             .text(callback.webhookID), .text(callback.type), callback.orderID.map(PostgresValue.int) ?? .null,
             callback.subscriptionID.map(PostgresValue.int) ?? .null, callback.url.map(PostgresValue.text) ?? .null,
             .text(callback.body),
         ])
         guard let id = try rows.rows.first?.decode("id", as: Int64.self) else { return false }
-        try await queue.enqueue(kind: Self.jobKind, payload: "{\"callback_id\":\(id)}",
-                                uniqueKey: "\(Self.jobKind):\(callback.webhookID)", on: connection)
+        try await queue.enqueue(kind: JobKind.merchantCallback.rawValue, payload: "{\"callback_id\":\(id)}",
+                                uniqueKey: JobKind.merchantCallback.uniqueKey(callback.webhookID), on: connection)
         return true
     }
 }
 
-package enum CallbackSQL {
-    static let insertCallback = """
+package struct CallbackSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = CallbackSQL()
+
+    let insertCallback = """
         INSERT INTO merchant_callbacks (webhook_id, type, order_id, subscription_id, url, body)
         VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (webhook_id) DO NOTHING
         RETURNING id
         """
 
-    static let selectCallback = """
+    let selectCallback = """
         SELECT id, webhook_id, type, order_id, subscription_id, url, body, status
         FROM merchant_callbacks WHERE id = $1
         """
 
     /// One attempt's result. `$2` is the new status (`pending` while retrying). A delivered
     /// callback is final; a failed or gone one is attempted again only when replayed.
-    static let recordAttempt = """
+    let recordAttempt = """
         UPDATE merchant_callbacks
         SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4,
             delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
@@ -95,14 +95,14 @@ package enum CallbackSQL {
 
     /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
     /// had failed and an operator replayed it).
-    static let markOrderFulfilled = """
+    let markOrderFulfilled = """
         UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(), review_reason = NULL, updated_at = now()
         WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
         """
 
     /// The merchant's endpoint is gone (410), or the last attempt failed: fulfillment failed
     /// and needs a person.
-    static let markOrderFulfillmentFailed = """
+    let markOrderFulfillmentFailed = """
         UPDATE orders SET fulfillment_status = 'failed', review_reason = $2, updated_at = now()
         WHERE id = $1 AND fulfillment_status = 'pending'
         """

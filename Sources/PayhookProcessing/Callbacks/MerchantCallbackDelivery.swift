@@ -22,7 +22,7 @@ package struct MerchantCallbackDelivery: JobHandler {
         self.logger = logger
     }
 
-    package static let kind = MerchantCallbackOutbox.jobKind
+    package static let kind = JobKind.merchantCallback.rawValue
 
     let pool: PostgresPool
     let http: any HTTPClient
@@ -44,9 +44,9 @@ package struct MerchantCallbackDelivery: JobHandler {
         do {
             payload = try job.decodePayload()
         } catch {
-            return .discard(reason: "payload_invalid: merchant_callback needs an integer callback_id")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer callback_id")
         }
-        guard let row = try await pool.query(CallbackSQL.selectCallback, [.int(payload.callback_id)]).rows.first else {
+        guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(payload.callback_id)]).rows.first else {
             return .discard(reason: "not_found: no merchant callback \(payload.callback_id)")
         }
         let id: Int64 = try row.decode("id")
@@ -84,9 +84,9 @@ package struct MerchantCallbackDelivery: JobHandler {
         switch response.status {
         case 200..<300:
             try await pool.transaction { connection in
-                try await connection.query(CallbackSQL.recordAttempt, [.int(id), .text("delivered"), .int(Int64(response.status)), .null])
+                try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("delivered"), .int(Int64(response.status)), .null])
                 if type == "order.paid", let orderID {
-                    try await connection.query(CallbackSQL.markOrderFulfilled, [.int(orderID)])
+                    try await connection.query(CallbackSQL.shared.markOrderFulfilled, [.int(orderID)])
                 }
             }
             count(type, "delivered")
@@ -95,9 +95,9 @@ package struct MerchantCallbackDelivery: JobHandler {
         case 410:
             let reason = "merchant_gone: the callback endpoint answered 410 Gone; not retried"
             try await pool.transaction { connection in
-                try await connection.query(CallbackSQL.recordAttempt, [.int(id), .text("gone"), .int(410), .text(reason)])
+                try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("gone"), .int(410), .text(reason)])
                 if type == "order.paid", let orderID {
-                    try await connection.query(CallbackSQL.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
+                    try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
                 }
             }
             count(type, "gone")
@@ -117,11 +117,11 @@ package struct MerchantCallbackDelivery: JobHandler {
                                      error: String) async throws {
         let last = job.isLastAttempt
         try await pool.transaction { connection in
-            try await connection.query(CallbackSQL.recordAttempt, [
+            try await connection.query(CallbackSQL.shared.recordAttempt, [
                 .int(id), .text(last ? "failed" : "pending"), code.map { .int(Int64($0)) } ?? .null, .text(error),
             ])
             if last, type == "order.paid", let orderID {
-                try await connection.query(CallbackSQL.markOrderFulfillmentFailed, [
+                try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [
                     .int(orderID), .text("order.paid callback failed after \(job.attempt) attempts: \(error); replay its dead letter once the endpoint is fixed"),
                 ])
             }

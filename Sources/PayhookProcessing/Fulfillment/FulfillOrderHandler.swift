@@ -24,7 +24,7 @@ package struct FulfillOrderHandler: JobHandler {
         self.beforeCommit = beforeCommit
     }
 
-    package static let kind = FulfillmentTrigger.fulfillKind
+    package static let kind = JobKind.fulfillOrder.rawValue
 
     let pool: PostgresPool
     let queue: JobQueue
@@ -47,11 +47,11 @@ package struct FulfillOrderHandler: JobHandler {
 
     /// The processor's advisory-lock keys of everything that links a payment to `order`: its
     /// provider order id, its merchant reference and each payment linked already.
-    static func lockKeys(_ order: OrderRecord) -> [String] {
-        var keys = order.payments.map { "payment:\(order.provider):\($0.providerPaymentID)" }
-        if let id = order.providerOrderID { keys.append("order:\(order.provider):\(id)") }
+    static func lockKeys(_ order: OrderRecord) -> [AdvisoryLockKey] {
+        var keys = order.payments.map { AdvisoryLockKey.payment(provider: order.provider, id: $0.providerPaymentID) }
+        if let id = order.providerOrderID { keys.append(.order(provider: order.provider, id: id)) }
         if let reference = order.merchantReference {
-            keys.append(CanonicalEventApplier.referenceLockKey(provider: order.provider, merchantReference: reference))
+            keys.append(.reference(provider: order.provider, merchantReference: reference))
         }
         return keys
     }
@@ -61,7 +61,7 @@ package struct FulfillOrderHandler: JobHandler {
         do {
             orderID = try job.decodePayload(Payload.self).order_id
         } catch {
-            return .discard(reason: "payload_invalid: fulfill_order needs an integer order_id")
+            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer order_id")
         }
         let settings = self.settings
         let queue = self.queue
@@ -75,7 +75,7 @@ package struct FulfillOrderHandler: JobHandler {
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(Self.lockKeys(unlocked)))])
+            try await AdvisoryLockKey.lock(Self.lockKeys(unlocked), on: connection)
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
@@ -94,7 +94,7 @@ package struct FulfillOrderHandler: JobHandler {
                     orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: Date()), on: connection)
                 // `pending` until the merchant acknowledges; a row still at `none` (registered
                 // and paid in one go by an operator replay) moves too.
-                try await connection.query("UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'", [.int(order.id)])
+                try await connection.query(FulfillmentSQL.shared.markFulfillmentPending, [.int(order.id)])
                 await beforeCommit?(order.id)
                 return .succeeded
             case .wait(let missing) where job.attempt < Self.checks(job):
@@ -103,10 +103,10 @@ package struct FulfillOrderHandler: JobHandler {
                 return .retry(error: "waiting: \(missing)")
             case .wait(let missing):
                 let reason = "\(missing), still after \(job.attempt) checks"
-                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")
             case .mismatch(let reason):
-                try await connection.query(FulfillmentSQL.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")
             }
         }

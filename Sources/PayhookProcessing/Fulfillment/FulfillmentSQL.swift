@@ -1,11 +1,16 @@
+import PayhookPostgres
+
 /// Statements of the fulfillment path. Ids travel as JSON arrays (`$n::jsonb`) like the
 /// processor's, so one prepared statement serves any batch size.
-package enum FulfillmentSQL {
+package struct FulfillmentSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = FulfillmentSQL()
+
     /// Payments just written (`$1`, a bigint array) that name no order but carry the merchant
     /// reference of a registered order of the same account (Adyen and PXP payments know only
     /// the reference; two accounts may both have an order `1001`).
     /// Returns the orders they now belong to.
-    static let linkPaymentsByReference = """
+    let linkPaymentsByReference = """
         WITH candidates AS (
             SELECT p.id, o.id AS order_id
             FROM payments p
@@ -21,7 +26,7 @@ package enum FulfillmentSQL {
         """
 
     /// Links earlier payments of the order's account ($4) to an order registered after they arrived.
-    static let linkPaymentsToOrder = """
+    let linkPaymentsToOrder = """
         UPDATE payments SET order_id = $1, updated_at = now()
         WHERE provider = $2 AND merchant_reference = $3 AND account = $4 AND order_id IS NULL
         """
@@ -36,7 +41,7 @@ package enum FulfillmentSQL {
     ///   that are paid no more (a capture that failed, an authorisation canceled or expired);
     ///   the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
     ///   callbacks, keyed so a repeat of the same fact is a no-op.
-    static let followUps = """
+    let followUps = """
         WITH paid AS (
             UPDATE orders o SET fulfillment_status = 'pending', updated_at = now()
             WHERE o.id = ANY($1::bigint[]) AND o.registered_at IS NOT NULL AND o.fulfillment_status = 'none'
@@ -58,35 +63,42 @@ package enum FulfillmentSQL {
 
     /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint
     /// array) that processing just changed: they run now instead of after their backoff.
-    static let wakeWaitingFulfillment = """
+    let wakeWaitingFulfillment = """
         UPDATE jobs SET run_at = now()
         WHERE unique_key IN (SELECT 'fulfill_order:' || o.id FROM orders o
                              WHERE o.id = ANY($1::bigint[]) AND o.fulfillment_status = 'pending')
           AND state = 'retryable' AND run_at > now()
         """
 
-    static let selectOrder = """
+    /// An order by id, as `OrderRecord` reads it: the text `selectOrder` and `selectOrderForUpdate` share.
+    private static let orderQuery = """
         SELECT id, provider, account, provider_order_id, merchant_reference, expected_amount_minor, expected_currency,
                amount_minor, currency, status, fulfillment_status, review_reason, callback_url, registered_at,
                fulfilled_at, created_at, updated_at
         FROM orders WHERE id = $1
         """
 
-    static let selectOrderForUpdate = selectOrder + " FOR UPDATE"
+    let selectOrder = orderQuery
+    let selectOrderForUpdate = orderQuery + " FOR UPDATE"
 
-    static let selectPayments = """
+    let selectPayments = """
         SELECT id, provider_payment_id, merchant_reference, amount_minor, currency, refunded_minor, status,
                status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account
         FROM payments WHERE order_id = $1 ORDER BY id
         """
 
-    static let selectCallbacks = """
+    let selectCallbacks = """
         SELECT webhook_id, type, status, attempts, last_status_code, created_at, delivered_at
         FROM merchant_callbacks WHERE order_id = $1 ORDER BY id
         """
 
-    static let markNeedsReview = """
+    let markNeedsReview = """
         UPDATE orders SET fulfillment_status = 'needs_review', review_reason = $2, updated_at = now()
         WHERE id = $1
+        """
+
+    /// `order.paid` is queued: the order waits for the merchant's acknowledgement.
+    let markFulfillmentPending = """
+        UPDATE orders SET fulfillment_status = 'pending', updated_at = now() WHERE id = $1 AND fulfillment_status = 'none'
         """
 }

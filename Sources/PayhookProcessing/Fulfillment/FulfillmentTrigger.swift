@@ -14,12 +14,8 @@ package struct FulfillmentTrigger: Sendable {
         self.settings = settings
     }
 
-    static let fulfillKind = "fulfill_order"
-
     let queue: JobQueue
     let settings: FulfillmentSettings
-
-    static func fulfillUniqueKey(orderID: Int64) -> String { "\(fulfillKind):\(orderID)" }
 
     /// After a processor batch: links reference-only payments to registered orders, then queues
     /// follow-ups for every order the batch touched. Nothing to do (the common case for
@@ -27,7 +23,7 @@ package struct FulfillmentTrigger: Sendable {
     func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
         var orderIDs = touched.orderIDs
         if !touched.unlinkedPaymentIDs.isEmpty {
-            let linked = try await connection.query(FulfillmentSQL.linkPaymentsByReference,
+            let linked = try await connection.query(FulfillmentSQL.shared.linkPaymentsByReference,
                                                     [.integerArray(touched.unlinkedPaymentIDs)])
             for row in linked { orderIDs.insert(try row.decode("order_id")) }
         }
@@ -41,7 +37,7 @@ package struct FulfillmentTrigger: Sendable {
     }
 
     private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws {
-        let rows = try await connection.query(FulfillmentSQL.followUps, [
+        let rows = try await connection.query(FulfillmentSQL.shared.followUps, [
             .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
@@ -49,14 +45,14 @@ package struct FulfillmentTrigger: Sendable {
         for row in rows {
             let orderID: Int64 = try row.decode("order_id")
             if try row.decode("follow_up", as: String.self) == "paid" {
-                jobs.append(JobRequest(kind: Self.fulfillKind, payload: "{\"order_id\":\(orderID)}",
-                                       uniqueKey: Self.fulfillUniqueKey(orderID: orderID)))
+                jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
+                                       uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
             } else {
                 reversals.append((orderID, try row.decode("payment_id")))
             }
         }
         try await queue.enqueue(jobs, on: connection)
-        try await connection.query(FulfillmentSQL.wakeWaitingFulfillment, [.integerArray(orderIDs)])
+        try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
             for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {

@@ -78,10 +78,10 @@ extension OrderRecord {
     /// order row when `forUpdate` (inside the caller's transaction).
     package static func load(id: Int64, forUpdate: Bool = false, withCallbacks: Bool = false,
                      on connection: PostgresConnection) async throws(PostgresError) -> OrderRecord? {
-        let sql = forUpdate ? FulfillmentSQL.selectOrderForUpdate : FulfillmentSQL.selectOrder
+        let sql = forUpdate ? FulfillmentSQL.shared.selectOrderForUpdate : FulfillmentSQL.shared.selectOrder
         guard let row = try await connection.query(sql, [.int(id)]).rows.first else { return nil }
         var order = try OrderRecord(row: row)
-        order.payments = try await connection.query(FulfillmentSQL.selectPayments, [.int(id)]).map { row throws(PostgresError) in
+        order.payments = try await connection.query(FulfillmentSQL.shared.selectPayments, [.int(id)]).map { row throws(PostgresError) in
             Payment(id: try row.decode("id"), providerPaymentID: try row.decode("provider_payment_id"),
                     merchantReference: try row.decode("merchant_reference"), amountMinor: try row.decode("amount_minor"),
                     currency: try row.decode("currency"), refundedMinor: try row.decode("refunded_minor"),
@@ -91,7 +91,7 @@ extension OrderRecord {
                     updatedAt: try row.decode("updated_at"), account: try row.decode("account"))
         }
         if withCallbacks {
-            order.callbacks = try await connection.query(FulfillmentSQL.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in
+            order.callbacks = try await connection.query(FulfillmentSQL.shared.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in
                 Callback(webhookID: try row.decode("webhook_id"), type: try row.decode("type"), status: try row.decode("status"),
                          attempts: try row.decode("attempts"), lastStatusCode: try row.decode("last_status_code"),
                          createdAt: try row.decode("created_at"), deliveredAt: try row.decode("delivered_at"))

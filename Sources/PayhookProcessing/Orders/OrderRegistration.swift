@@ -85,15 +85,15 @@ package struct OrderService: Sendable {
 
     private func register(_ registration: OrderRegistration, on connection: PostgresConnection) async throws -> (order: OrderRecord, created: Bool) {
         let provider = registration.provider.rawValue
-        var keys: [String] = []
-        if let id = registration.providerOrderID { keys.append("order:\(provider):\(id)") }
+        var keys: [AdvisoryLockKey] = []
+        if let id = registration.providerOrderID { keys.append(.order(provider: provider, id: id)) }
         if let reference = registration.merchantReference {
-            keys.append(CanonicalEventApplier.referenceLockKey(provider: provider, merchantReference: reference))
+            keys.append(.reference(provider: provider, merchantReference: reference))
         }
-        try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
+        try await AdvisoryLockKey.lock(keys, on: connection)
 
-        let byOrderID = try await existingID(OrderSQL.selectByProviderOrderID, [.text(provider)], registration.providerOrderID, connection)
-        let byReference = try await existingID(OrderSQL.selectByReference, [.text(provider), .text(registration.account)],
+        let byOrderID = try await existingID(OrderSQL.shared.selectByProviderOrderID, [.text(provider)], registration.providerOrderID, connection)
+        let byReference = try await existingID(OrderSQL.shared.selectByReference, [.text(provider), .text(registration.account)],
                                                registration.merchantReference, connection)
         if let byOrderID, let byReference, byOrderID != byReference {
             throw OperationsError(.conflict, "provider_order_id and merchant_reference belong to two different orders (\(byOrderID), \(byReference))")
@@ -118,7 +118,7 @@ package struct OrderService: Sendable {
                 }
                 return (try await reload(order.id, connection), false)
             }
-            let updated = try await connection.query(OrderSQL.adopt, [
+            let updated = try await connection.query(OrderSQL.shared.adopt, [
                 .int(existing), registration.merchantReference.map(PostgresValue.text) ?? .null,
                 registration.providerOrderID.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
                 .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
@@ -128,7 +128,7 @@ package struct OrderService: Sendable {
             }
             orderID = existing
         } else {
-            let inserted = try await connection.query(OrderSQL.insertRegistered, [
+            let inserted = try await connection.query(OrderSQL.shared.insertRegistered, [
                 .text(provider), .text(registration.account), registration.providerOrderID.map(PostgresValue.text) ?? .null,
                 registration.merchantReference.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
                 .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
@@ -140,7 +140,7 @@ package struct OrderService: Sendable {
             created = true
         }
         if let reference = registration.merchantReference {
-            try await connection.query(FulfillmentSQL.linkPaymentsToOrder, [
+            try await connection.query(FulfillmentSQL.shared.linkPaymentsToOrder, [
                 .int(orderID), .text(provider), .text(reference), .text(registration.account),
             ])
         }
@@ -175,12 +175,15 @@ package struct OrderService: Sendable {
     }
 }
 
-package enum OrderSQL {
-    static let selectByProviderOrderID = "SELECT id FROM orders WHERE provider = $1 AND provider_order_id = $2"
-    /// $1 provider, $2 account, $3 merchant reference: references are unique per account.
-    static let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3"
+package struct OrderSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = OrderSQL()
 
-    static let insertRegistered = """
+    let selectByProviderOrderID = "SELECT id FROM orders WHERE provider = $1 AND provider_order_id = $2"
+    /// $1 provider, $2 account, $3 merchant reference: references are unique per account.
+    let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3"
+
+    let insertRegistered = """
         INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
                             expected_currency, callback_url, registered_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, now())
@@ -190,7 +193,7 @@ package enum OrderSQL {
     /// An order a webhook created before the merchant registered it. The registered reference
     /// replaces a provider-reported one, so that a payment naming another reference is caught
     /// as a mismatch. Returns no row when the reference belongs to another order.
-    static let adopt = """
+    let adopt = """
         UPDATE orders SET merchant_reference = coalesce($2, merchant_reference),
                provider_order_id = coalesce(provider_order_id, $3), expected_amount_minor = $4,
                expected_currency = $5, callback_url = $6, registered_at = now(), updated_at = now()

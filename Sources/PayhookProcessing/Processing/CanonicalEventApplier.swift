@@ -26,33 +26,28 @@ package struct CanonicalEventApplier: Sendable {
     let hooks: ProcessingHooks
 
     /// Business keys whose locks serialize events of the same payment, order or token.
-    static func lockKeys(for events: [ApplicableEvent]) -> [String] {
-        var keys: [String] = []
+    static func lockKeys(for events: [ApplicableEvent]) -> [AdvisoryLockKey] {
+        var keys: [AdvisoryLockKey] = []
         func payment(_ snapshot: PaymentSnapshot) {
-            keys.append("payment:\(snapshot.provider.rawValue):\(snapshot.providerPaymentID)")
-            if let order = snapshot.providerOrderID { keys.append("order:\(snapshot.provider.rawValue):\(order)") }
+            keys.append(.payment(provider: snapshot.provider.rawValue, id: snapshot.providerPaymentID))
+            if let order = snapshot.providerOrderID { keys.append(.order(provider: snapshot.provider.rawValue, id: order)) }
             // Registration links payments to orders by merchant reference under the same key.
             if let reference = snapshot.merchantReference {
-                keys.append(Self.referenceLockKey(provider: snapshot.provider.rawValue, merchantReference: reference))
+                keys.append(.reference(provider: snapshot.provider.rawValue, merchantReference: reference))
             }
-            if let token = snapshot.vaultToken { keys.append("token:\(token.provider.rawValue):\(token.token)") }
+            if let token = snapshot.vaultToken { keys.append(.token(provider: token.provider.rawValue, token: token.token)) }
         }
         for applicable in events {
             switch applicable.event {
             case .payment(let snapshot): payment(snapshot)
             case .order(let order):
-                keys.append("order:\(order.provider.rawValue):\(order.providerOrderID)")
+                keys.append(.order(provider: order.provider.rawValue, id: order.providerOrderID))
                 order.payments.forEach(payment)
-            case .vaultToken(let token, _): keys.append("token:\(token.provider.rawValue):\(token.token)")
+            case .vaultToken(let token, _): keys.append(.token(provider: token.provider.rawValue, token: token.token))
             case .unknown: break
             }
         }
         return keys
-    }
-
-    /// The lock key of a merchant reference, shared by processing and order registration.
-    static func referenceLockKey(provider: String, merchantReference: String) -> String {
-        "reference:\(provider):\(merchantReference)"
     }
 
     /// Applies every event of one inbound event, in order.
@@ -155,7 +150,7 @@ package struct CanonicalEventApplier: Sendable {
         if paymentID == nil, adjustment != nil {
             // Adjustments reference the payment, so a refund that arrives before its
             // authorisation needs the row first.
-            let rows = try await connection.query(ProcessingSQL.insertPlaceholderPayment,
+            let rows = try await connection.query(ProcessingSQL.shared.insertPlaceholderPayment,
                                                   [.text(provider), .text(snapshot.providerPaymentID)])
             paymentID = try rows.rows.first?.decode("id", as: Int64.self)
             if paymentID == nil {
@@ -179,7 +174,7 @@ package struct CanonicalEventApplier: Sendable {
 
         if let existingID = paymentID {
             if next != stored?.state || stored == nil {
-                try await connection.query(ProcessingSQL.updatePayment, [
+                try await connection.query(ProcessingSQL.shared.updatePayment, [
                     .int(existingID), .text(next.account ?? ""), Self.int(next.orderID), Self.text(next.merchantReference),
                     Self.int(next.amountMinor), Self.text(next.currency), .int(next.refundedMinor), .text(status.rawValue),
                     Self.text(next.statusDetail), Self.text(next.method), Self.text(next.funding),
@@ -188,7 +183,7 @@ package struct CanonicalEventApplier: Sendable {
                 ])
             }
         } else {
-            let rows = try await connection.query(ProcessingSQL.insertPayment, [
+            let rows = try await connection.query(ProcessingSQL.shared.insertPayment, [
                 .text(provider), .text(next.account ?? ""), .text(snapshot.providerPaymentID), Self.int(next.orderID),
                 Self.text(next.merchantReference), Self.int(next.amountMinor), Self.text(next.currency),
                 .int(next.refundedMinor), .text(status.rawValue), Self.text(next.statusDetail), Self.text(next.method),
@@ -241,7 +236,7 @@ package struct CanonicalEventApplier: Sendable {
     }
 
     func selectPayment(provider: String, id: String, on connection: PostgresConnection) async throws -> StoredPayment? {
-        let rows = try await connection.query(ProcessingSQL.selectPaymentForUpdate, [.text(provider), .text(id)])
+        let rows = try await connection.query(ProcessingSQL.shared.selectPaymentForUpdate, [.text(provider), .text(id)])
         guard let row = rows.rows.first else { return nil }
         let statusText: String = try row.decode("status")
         var state = PaymentState()
@@ -297,21 +292,21 @@ package struct CanonicalEventApplier: Sendable {
                 on connection: PostgresConnection) async throws -> AdjustmentTotals {
         switch adjustment {
         case .refund(let reference, let amount):
-            try await connection.query(ProcessingSQL.insertAdjustment, [
+            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
                 .text(provider), .text("refund"), .text(reference), .int(paymentID), .int(amount.minorUnits),
                 .text(amount.currency), .int(source.inboundEventID),
             ])
         case .refundFailed(let reference):
-            try await connection.query(ProcessingSQL.markRefundFailed, [
+            try await connection.query(ProcessingSQL.shared.markRefundFailed, [
                 .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
             ])
         case .counted(let kind, let reference, let amount):
-            try await connection.query(ProcessingSQL.insertAdjustment, [
+            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
                 .text(provider), .text(kind), .text(reference), .int(paymentID), Self.int(amount?.minorUnits),
                 Self.text(amount?.currency), .int(source.inboundEventID),
             ])
         }
-        let rows = try await connection.query(ProcessingSQL.adjustmentTotals, [.int(paymentID)])
+        let rows = try await connection.query(ProcessingSQL.shared.adjustmentTotals, [.int(paymentID)])
         guard let row = rows.rows.first else { return AdjustmentTotals() }
         return AdjustmentTotals(
             refundedMinor: try row.decode("refunded"), chargebacks: try row.decode("chargebacks"),
@@ -324,7 +319,7 @@ package struct CanonicalEventApplier: Sendable {
     func applyOrder(_ order: OrderSnapshot, source: EventSource, note: String?,
                     on connection: PostgresConnection) async throws -> Int64 {
         let provider = order.provider.rawValue
-        let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
+        let rows = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
         var orderID: Int64
         var stale = false
         var statusAfter = order.status?.rawValue
@@ -344,7 +339,7 @@ package struct CanonicalEventApplier: Sendable {
                 let storedAmount: Int64? = try row.decode("amount_minor")
                 let storedCurrency: String? = try row.decode("currency")
                 let updatedAt = [storedAt, order.updatedAt].compactMap { $0 }.max()
-                try await connection.query(ProcessingSQL.updateOrder, [
+                try await connection.query(ProcessingSQL.shared.updateOrder, [
                     .int(orderID), Self.text(order.merchantReference),
                     Self.int(order.amount?.minorUnits ?? storedAmount), Self.text(order.amount?.currency ?? storedCurrency),
                     .text(status?.rawValue ?? (try row.decode("status", as: String.self))), Self.date(updatedAt),
@@ -377,13 +372,13 @@ package struct CanonicalEventApplier: Sendable {
         let provider = order.provider.rawValue
         var reference = order.merchantReference
         for _ in 0..<2 {
-            let rows = try await connection.query(ProcessingSQL.insertOrder, [
+            let rows = try await connection.query(ProcessingSQL.shared.insertOrder, [
                 .text(provider), .text(account), .text(order.providerOrderID), Self.text(reference),
                 Self.int(order.amount?.minorUnits), Self.text(order.amount?.currency),
                 .text(order.status?.rawValue ?? "created"), Self.date(order.updatedAt),
             ])
             if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
-            let existing = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
+            let existing = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
             if let id = try existing.rows.first?.decode("id", as: Int64.self) { return id }
             // Another provider order already holds this merchant reference: keep the order, not
             // the duplicate reference (orders_merchant_reference is unique per provider and account).
@@ -398,9 +393,9 @@ package struct CanonicalEventApplier: Sendable {
     /// The order a payment names, created bare when the payment arrives first.
     private func ensureOrder(provider: String, providerOrderID: String, account: String,
                              on connection: PostgresConnection) async throws -> Int64? {
-        let rows = try await connection.query(ProcessingSQL.selectOrderForUpdate, [.text(provider), .text(providerOrderID)])
+        let rows = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(providerOrderID)])
         if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
-        let inserted = try await connection.query(ProcessingSQL.insertOrder, [
+        let inserted = try await connection.query(ProcessingSQL.shared.insertOrder, [
             .text(provider), .text(account), .text(providerOrderID), .null, .null, .null, .text("created"), .null,
         ])
         return try inserted.rows.first?.decode("id", as: Int64.self)
@@ -410,14 +405,14 @@ package struct CanonicalEventApplier: Sendable {
 
     func applyToken(_ token: VaultTokenSnapshot, on connection: PostgresConnection) async throws -> Int64 {
         let provider = token.provider.rawValue
-        let rows = try await connection.query(ProcessingSQL.selectTokenForUpdate, [.text(provider), .text(token.token)])
+        let rows = try await connection.query(ProcessingSQL.shared.selectTokenForUpdate, [.text(provider), .text(token.token)])
         if let row = rows.rows.first {
             let id: Int64 = try row.decode("id")
             let storedStatus = VaultTokenStatus(rawValue: try row.decode("status", as: String.self)) ?? .active
             let storedAt: Date? = try row.decode("provider_updated_at")
             let wins = VaultTokenMerge.incomingWins(stored: storedStatus, storedAt: storedAt,
                                                     incoming: token.status, incomingAt: token.occurredAt)
-            try await connection.query(ProcessingSQL.updateToken, [
+            try await connection.query(ProcessingSQL.shared.updateToken, [
                 .int(id), Self.text(token.account), Self.text(token.shopperReference), Self.text(token.customerID),
                 Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
                 .text((wins ? token.status : storedStatus).rawValue), Self.date(token.occurredAt), .bool(wins),
@@ -426,7 +421,7 @@ package struct CanonicalEventApplier: Sendable {
             try await hooks.tokenStatusChanged(id, wins ? token.status : storedStatus, token.occurredAt, connection)
             return id
         }
-        let inserted = try await connection.query(ProcessingSQL.insertToken, [
+        let inserted = try await connection.query(ProcessingSQL.shared.insertToken, [
             .text(provider), .text(token.account ?? ""), .text(token.token), Self.text(token.shopperReference),
             Self.text(token.customerID), Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
             .text(token.status.rawValue), Self.date(token.occurredAt), Self.text(token.firstPaymentReference),
@@ -441,7 +436,7 @@ package struct CanonicalEventApplier: Sendable {
 
     private func insertEvent(type: String, paymentID: Int64?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
                              data: EventData, source: EventSource, on connection: PostgresConnection) async throws {
-        try await connection.query(ProcessingSQL.insertPaymentEvent, [
+        try await connection.query(ProcessingSQL.shared.insertPaymentEvent, [
             Self.int(paymentID), Self.int(orderID), Self.int(tokenID), .int(source.inboundEventID), .text(type),
             .timestamptz(occurredAt ?? source.receivedAt), .jsonb(data.json()),
         ])

@@ -210,7 +210,7 @@ package final class InboundEventProcessor: Sendable {
     private func processBatch(on connection: PostgresConnection,
                               claimed report: ([ClaimedInboundEvent]) -> Void) async throws -> BatchOutcome {
         let claimNow = now()
-        let rows = try await connection.query(ProcessingSQL.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
+        let rows = try await connection.query(ProcessingSQL.shared.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
         var claimed: [ClaimedInboundEvent] = []
         claimed.reserveCapacity(rows.rows.count)
         for row in rows {
@@ -225,12 +225,12 @@ package final class InboundEventProcessor: Sendable {
         guard !claimed.isEmpty else { return outcome }
 
         let plans = await interpretAll(claimed)
-        var keys: [String] = []
+        var keys: [AdvisoryLockKey] = []
         for plan in plans {
             if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }
         }
         if !keys.isEmpty {
-            try await connection.query(ProcessingSQL.lockKeys, [.jsonb(JSONString.array(keys))])
+            try await AdvisoryLockKey.lock(keys, on: connection)
         }
 
         var processed: [Int64] = []
@@ -266,7 +266,7 @@ package final class InboundEventProcessor: Sendable {
         if !processed.isEmpty {
             try await followUps.afterProcessing(touched, on: connection)
             try await hooks.afterBatch(touched, connection)
-            try await connection.query(ProcessingSQL.markProcessed, [.integerArray(processed)])
+            try await connection.query(ProcessingSQL.shared.markProcessed, [.integerArray(processed)])
         }
         outcome.processed = processed.count
         return outcome
@@ -316,15 +316,15 @@ package final class InboundEventProcessor: Sendable {
         ]
         if failure.retryable, !settings.isExhausted(afterAttempt: attempt) {
             let due = settings.nextAttempt(after: attempt, now: time, jitter: jitter())
-            try await connection.query(ProcessingSQL.scheduleRetry, [
+            try await connection.query(ProcessingSQL.shared.scheduleRetry, [
                 .int(event.id), .int(Int64(attempt)), .timestamptz(due), .text(failure.message),
             ])
             logger.warning("inbound event failed; will retry", fields)
             return false
         }
         let reason = failure.reason
-        try await connection.query(ProcessingSQL.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
-        try await connection.query(ProcessingSQL.insertDeadLetter, [
+        try await connection.query(ProcessingSQL.shared.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
+        try await connection.query(ProcessingSQL.shared.insertDeadLetter, [
             .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),
         ])
         logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason)]) { $1 })

@@ -1,12 +1,17 @@
+import PayhookPostgres
+
 /// Every SQL statement the processor runs, named, in one place.
 ///
 /// Why one place: a test prepares each of them against the migrated schema
-/// (`ProcessingSQLTests`), so a renamed column fails a unit-speed test instead of a
+/// (`SQLStatementCatalogTests`), so a renamed column fails a unit-speed test instead of a
 /// processing run. Values are always `$n` binds.
-package enum ProcessingSQL {
+package struct ProcessingSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = ProcessingSQL()
+
     /// Due pending events, oldest first. `SKIP LOCKED` lets any number of processors claim
     /// disjoint batches; the row locks last until the batch commits.
-    static let claimDue = """
+    let claimDue = """
         SELECT id, provider, account, body, attempts, received_at FROM inbound_events
         WHERE status = 'pending' AND next_attempt_at <= $1
         ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
@@ -16,36 +21,36 @@ package enum ProcessingSQL {
     /// one sorted order so that two processors never wait on each other in a cycle.
     /// `$1` is a JSON array of key strings; the first lock key keeps payhook's locks apart
     /// from other users of two-key advisory locks.
-    package static let lockKeys = """
+    package let lockKeys = """
         SELECT count(pg_advisory_xact_lock(1886677611, h)) AS locked
         FROM (SELECT DISTINCT hashtext(k) AS h FROM jsonb_array_elements_text($1::jsonb) AS k ORDER BY 1) AS keys
         """
 
     /// `$1` is a bigint array literal (`{1,2,3}`): `= ANY` plans as primary-key lookups, where
     /// `IN (SELECT jsonb_array_elements_text(…))` cost milliseconds per batch (bench/normalize).
-    static let markProcessed = """
+    let markProcessed = """
         UPDATE inbound_events
         SET status = 'processed', processed_at = clock_timestamp(), attempts = attempts + 1, last_error = NULL
         WHERE id = ANY($1::bigint[]) AND status = 'pending'
         """
 
-    static let scheduleRetry = """
+    let scheduleRetry = """
         UPDATE inbound_events SET attempts = $2, next_attempt_at = $3, last_error = $4
         WHERE id = $1 AND status = 'pending'
         """
 
-    static let markDead = """
+    let markDead = """
         UPDATE inbound_events SET status = 'dead', attempts = $2, last_error = $3
         WHERE id = $1 AND status = 'pending'
         """
 
-    static let insertDeadLetter = """
+    let insertDeadLetter = """
         INSERT INTO dead_letters (source, source_id, provider, reason, error)
         VALUES ('inbound_event', $1, $2, $3, $4)
         ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         """
 
-    static let selectPaymentForUpdate = """
+    let selectPaymentForUpdate = """
         SELECT id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals,
                capture_failures, status_detail, method, funding, merchant_reference, account, order_id,
                provider_updated_at
@@ -54,12 +59,12 @@ package enum ProcessingSQL {
 
     /// A placeholder row so that adjustments can reference the payment before its state is
     /// decided; the same transaction updates it.
-    static let insertPlaceholderPayment = """
+    let insertPlaceholderPayment = """
         INSERT INTO payments (provider, provider_payment_id, status) VALUES ($1, $2, 'pending')
         ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
         """
 
-    static let insertPayment = """
+    let insertPayment = """
         INSERT INTO payments (provider, account, provider_payment_id, order_id, merchant_reference, amount_minor,
                               currency, refunded_minor, status, status_detail, method, funding, provider_updated_at,
                               chargebacks, chargeback_reversals, capture_failures)
@@ -67,7 +72,7 @@ package enum ProcessingSQL {
         ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
         """
 
-    static let updatePayment = """
+    let updatePayment = """
         UPDATE payments SET account = $2, order_id = $3, merchant_reference = $4, amount_minor = $5, currency = $6,
                refunded_minor = $7, status = $8, status_detail = $9, method = $10, funding = $11,
                provider_updated_at = $12, chargebacks = $13, chargeback_reversals = $14, capture_failures = $15,
@@ -76,20 +81,20 @@ package enum ProcessingSQL {
         """
 
     /// Records an adjustment once per reference; a duplicate changes nothing.
-    static let insertAdjustment = """
+    let insertAdjustment = """
         INSERT INTO payment_adjustments (provider, kind, reference, payment_id, amount_minor, currency, inbound_event_id)
         VALUES ($1, $2, $3, $4, $5, $6, $7)
         ON CONFLICT (provider, kind, reference) DO NOTHING
         """
 
     /// A failed refund: a tombstone when the refund itself has not arrived yet.
-    static let markRefundFailed = """
+    let markRefundFailed = """
         INSERT INTO payment_adjustments (provider, kind, reference, payment_id, failed, inbound_event_id)
         VALUES ($1, 'refund', $2, $3, true, $4)
         ON CONFLICT (provider, kind, reference) DO UPDATE SET failed = true, updated_at = now()
         """
 
-    static let adjustmentTotals = """
+    let adjustmentTotals = """
         SELECT coalesce(sum(amount_minor) FILTER (WHERE kind = 'refund' AND NOT failed), 0)::bigint AS refunded,
                count(*) FILTER (WHERE kind = 'chargeback') AS chargebacks,
                count(*) FILTER (WHERE kind = 'chargeback_reversal') AS reversals,
@@ -97,31 +102,31 @@ package enum ProcessingSQL {
         FROM payment_adjustments WHERE payment_id = $1
         """
 
-    static let selectOrderForUpdate = """
+    let selectOrderForUpdate = """
         SELECT id, status, merchant_reference, amount_minor, currency, provider_updated_at
         FROM orders WHERE provider = $1 AND provider_order_id = $2 FOR UPDATE
         """
 
     /// No conflict target: a clash on the order id (a race) or on the merchant reference (two
     /// provider orders for one reference) both return no row, and the caller tells them apart.
-    static let insertOrder = """
+    let insertOrder = """
         INSERT INTO orders (provider, account, provider_order_id, merchant_reference, amount_minor, currency, status,
                             provider_updated_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
         ON CONFLICT DO NOTHING RETURNING id
         """
 
-    static let updateOrder = """
+    let updateOrder = """
         UPDATE orders SET merchant_reference = coalesce(merchant_reference, $2), amount_minor = $3, currency = $4,
                status = $5, provider_updated_at = $6, updated_at = now()
         WHERE id = $1
         """
 
-    static let selectTokenForUpdate = """
+    let selectTokenForUpdate = """
         SELECT id, status, provider_updated_at FROM vault_tokens WHERE provider = $1 AND token = $2 FOR UPDATE
         """
 
-    static let insertToken = """
+    let insertToken = """
         INSERT INTO vault_tokens (provider, account, token, shopper_reference, customer_id, brand, last4, expiry, status,
                                   provider_updated_at, first_payment_reference)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -130,7 +135,7 @@ package enum ProcessingSQL {
 
     /// `$10` says whether the incoming details win (newer); otherwise they only fill gaps.
     /// `$11` the first payment reference, kept once set whatever the order of events.
-    static let updateToken = """
+    let updateToken = """
         UPDATE vault_tokens SET
             account = CASE WHEN $10 THEN coalesce($2, account) ELSE coalesce(account, $2) END,
             shopper_reference = CASE WHEN $10 THEN coalesce($3, shopper_reference) ELSE coalesce(shopper_reference, $3) END,
@@ -145,7 +150,7 @@ package enum ProcessingSQL {
         WHERE id = $1
         """
 
-    static let insertPaymentEvent = """
+    let insertPaymentEvent = """
         INSERT INTO payment_events (payment_id, order_id, vault_token_id, inbound_event_id, type, occurred_at, data)
         VALUES ($1, $2, $3, $4, $5, $6, $7)
         """

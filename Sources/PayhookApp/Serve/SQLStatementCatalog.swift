@@ -1,0 +1,27 @@
+package import PayhookAdmin
+package import PayhookIngress
+package import PayhookOperations
+package import PayhookPostgres
+package import PayhookProcessing
+package import PayhookQueue
+package import PayhookSubscriptions
+
+/// Every named SQL statement payhook runs: the one list of statement sets, each of which lists
+/// its own statements (`SQLStatementSet`).
+///
+/// One test prepares everything here against the migrated schema, so a renamed column fails a
+/// fast test instead of a 3 a.m. replay. A statement added to a set needs no edit here; a new
+/// set does, and its statements are otherwise prepared by no test.
+package enum SQLStatementCatalog {
+    /// The sets, in the order data flows: ingress, processing, jobs, subscriptions, operations.
+    package static let sets: [any SQLStatementSet.Type] = [
+        InboundEventSQL.self,
+        ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self,
+        JobSQL.self,
+        SubscriptionSQL.self,
+        OperationsSQL.self, RetentionSQL.self, AuditSQL.self,
+    ]
+
+    /// Every statement of every set, named `Type.property`.
+    package static var statements: [(name: String, sql: String)] { sets.flatMap { $0.statements } }
+}
