@@ -148,10 +148,10 @@ struct ProcessingFailureTests {
         #expect(try await harness.scalar("SELECT count(*) AS n FROM inbound_events WHERE status <> 'processed'") == 0)
     }
 
-    @Test("the run loop wakes on NOTIFY, processes, and stops gracefully")
-    func runLoop() async throws {
-        let harness = try await ProcessingHarness.make("loop")
-        let processor = harness.processor(workers: 2)
+    @Test("the run loop wakes on NOTIFY, processes, and stops gracefully", arguments: ProcessorThreads.allCases)
+    func runLoop(threads: ProcessorThreads) async throws {
+        let harness = try await ProcessingHarness.make("loop_\(threads.rawValue)")
+        let processor = harness.processor(workers: 2, threads: threads)
         let running = Task { await processor.run() }
         let id = try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "LOOP1", code: "AUTHORISATION", value: 100)))
         let done = await eventually(timeout: .seconds(10)) {

@@ -31,6 +31,8 @@ public struct Configuration: Sendable {
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).
     public var processorBatchSize: Int = 100
+    /// Where processor workers run (`PAYHOOK_PROCESSOR_THREADS`).
+    public var processorThreads: ProcessorThreads = .dedicated
     /// Recurring charges: scheduler, dunning, charge jobs (`PAYHOOK_SCHEDULER_*`, `PAYHOOK_DUNNING_SCHEDULE`,
     /// `PAYHOOK_CHARGE_*`).
     public var subscriptions = SubscriptionSettings()
@@ -117,4 +119,15 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
     }
+}
+
+/// Where processor workers run; docs/decisions/0005-processor-workers-on-own-threads.md.
+public enum ProcessorThreads: String, CaseIterable, Sendable {
+    /// A thread per worker, blocking in libpq: one process with W workers drains like W
+    /// processes on a machine with CPU to spare.
+    case dedicated
+    /// The shared cooperative pool, every statement handed to its connection's queue and back:
+    /// more CPU per event, but many short-lived threads, which a machine saturated by other
+    /// processes schedules sooner than one busy thread per worker (bench/README.md).
+    case shared
 }

@@ -11,6 +11,8 @@ struct ProcessorSettings: Sendable, Equatable {
     var batchSize: Int = 100
     /// Concurrent claim loops in this process (each holds one pooled connection while busy).
     var workers: Int = 2
+    /// Whether each claim loop gets a thread of its own.
+    var threads: ProcessorThreads = .dedicated
     /// How often to look for due rows without a notification: retries become due silently,
     /// and a NOTIFY can be lost while the listener reconnects.
     var pollInterval: Duration = .seconds(1)
@@ -46,7 +48,7 @@ struct BatchOutcome: Sendable, Equatable {
 ///
 /// Threading: `run` owns its tasks; each worker runs on a ``DedicatedThreadExecutor`` of its
 /// own, where its libpq calls block that thread instead of hopping to a connection queue and
-/// back. `stop` may be called from anywhere and lets the current batches finish (their
+/// back (unless ``ProcessorSettings/threads`` is `.shared`). `stop` may be called from anywhere and lets the current batches finish (their
 /// transactions commit) before `run` returns.
 final class InboundEventProcessor: Sendable {
     static let channel = "payhook_inbound_events"
@@ -119,9 +121,13 @@ final class InboundEventProcessor: Sendable {
             }
             await withTaskGroup(of: Void.self) { workers in
                 for (index, stream) in streams.enumerated() {
+                    guard settings.threads == .dedicated else {
+                        workers.addTask { await self.work(stream) }
+                        continue
+                    }
                     // Each claim loop on a thread of its own: it issues a few statements per
                     // event and blocks in libpq for each, as a single-threaded process would
-                    // (DedicatedThreadExecutor says why; docs/decisions/).
+                    // (DedicatedThreadExecutor says why; docs/decisions/0005).
                     let executor = DedicatedThreadExecutor(name: "processor-\(index)")
                     workers.addTask(executorPreference: executor) {
                         await self.work(stream)

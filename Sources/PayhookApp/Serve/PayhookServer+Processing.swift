@@ -11,6 +11,7 @@ extension PayhookServer {
         var settings = ProcessorSettings()
         settings.workers = configuration.processorWorkers
         settings.batchSize = configuration.processorBatchSize
+        settings.threads = configuration.processorThreads
         settings.retry.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: clients,
