@@ -26,8 +26,8 @@ import Glibc
 /// enqueued after that still runs, on a dispatch thread, so a task that is still using the
 /// executor is never stranded.
 public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked Sendable: `jobs` and `stopped` are only touched under `state`'s lock, and
-    // `signal` is a semaphore, itself safe to use from any thread.
+    // @unchecked Sendable: `State` is only touched under its lock, and `signal` is a
+    // semaphore, itself safe to use from any thread.
     private struct State {
         var jobs: [UnownedJob] = []
         var head = 0
@@ -39,7 +39,7 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let signal = DispatchSemaphore(value: 0)
 
     /// Starts the thread.
-    /// - Parameter name: the thread's name, as `top -H` and `perf` show it (at most 15 bytes count).
+    /// - Parameter name: the thread's name (`Thread.name`), for debuggers.
     public init(name: String) {
         let thread = Thread { [self] in run() }
         thread.name = name

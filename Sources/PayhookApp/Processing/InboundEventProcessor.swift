@@ -48,8 +48,9 @@ struct BatchOutcome: Sendable, Equatable {
 ///
 /// Threading: `run` owns its tasks; each worker runs on a ``DedicatedThreadExecutor`` of its
 /// own, where its libpq calls block that thread instead of hopping to a connection queue and
-/// back (unless ``ProcessorSettings/threads`` is `.shared`). `stop` may be called from anywhere and lets the current batches finish (their
-/// transactions commit) before `run` returns.
+/// back (unless ``ProcessorSettings/threads`` is `.shared`). `stop` may be called from
+/// anywhere and lets the current batches finish (their transactions commit) before `run`
+/// returns.
 final class InboundEventProcessor: Sendable {
     static let channel = "payhook_inbound_events"
 
