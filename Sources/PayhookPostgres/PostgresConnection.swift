@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// Why a class with its own queue: libpq calls block, and Swift's cooperative pool has one
 /// thread per core (two here), so every libpq call runs on this connection's serial
-/// `DispatchQueue` and the calling task waits on a continuation instead of a thread.
+/// `DispatchQueue` and the calling task waits on a continuation instead of a thread. A task
+/// running on a ``DedicatedThreadExecutor`` (a processor worker) owns its thread, so there the
+/// call runs inline and blocks it, without the two thread hand-offs.
 ///
 /// Threading: safe to share between tasks, but a session is sequential: concurrent calls on
 /// one connection are queued, and statements from different tasks would interleave inside
@@ -30,10 +32,7 @@ public final class PostgresConnection: Sendable {
     /// - Throws: `.connectionFailed` (retryable) when the server cannot be reached or refuses.
     public static func connect(_ conninfo: String) async throws(PostgresError) -> PostgresConnection {
         let handle = LibpqConnection(label: "payhook.postgres.connection")
-        let result: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
-            handle.queue.async { continuation.resume(returning: handle.open(conninfo)) }
-        }
-        try result.get()
+        try await onConnectionQueue(handle) { handle.open(conninfo) }.get()
         return PostgresConnection(handle: handle)
     }
 
@@ -133,9 +132,7 @@ public final class PostgresConnection: Sendable {
     /// connection was idle; used by the pool at checkout.
     func checkIdleHealth() async -> Bool {
         let handle = self.handle
-        let healthy: Bool = await withCheckedContinuation { continuation in
-            handle.queue.async { continuation.resume(returning: handle.checkIdleHealth()) }
-        }
+        let healthy = await Self.onConnectionQueue(handle) { handle.checkIdleHealth() }
         if !healthy { markBroken() }
         return healthy
     }
@@ -145,15 +142,29 @@ public final class PostgresConnection: Sendable {
         async throws(PostgresError) -> PostgresRows
     {
         let handle = self.handle
-        let result: Result<PostgresRows, PostgresError> = await withCheckedContinuation { continuation in
-            handle.queue.async {
-                let result = work(handle)
-                if !handle.isUsable { self.markBroken() }
-                if case .failure(let error) = result, error.kind == .connectionLost { self.markBroken() }
-                self.inTransaction.store(handle.isInTransaction, ordering: .releasing)
-                continuation.resume(returning: result)
-            }
+        let result = await Self.onConnectionQueue(handle) {
+            let result = work(handle)
+            if !handle.isUsable { self.markBroken() }
+            if case .failure(let error) = result, error.kind == .connectionLost { self.markBroken() }
+            self.inTransaction.store(handle.isInTransaction, ordering: .releasing)
+            return result
         }
         return try result.get()
+    }
+
+    /// Runs `work` on the connection's serial queue, which gives libpq one caller at a time.
+    ///
+    /// On a ``DedicatedThreadExecutor``'s thread the work runs right there (`sync` on an idle
+    /// serial queue runs the block on the calling thread): that thread may block, and skipping
+    /// the two hand-offs is the point of it. Anywhere else the calling task suspends and the
+    /// work runs on a dispatch thread, so a blocking libpq call never holds a cooperative thread.
+    private static func onConnectionQueue<T: Sendable>(_ handle: LibpqConnection,
+                                                       _ work: @escaping @Sendable () -> T) async -> T {
+        if DedicatedThreadExecutor.isCurrentThreadDedicated {
+            return handle.queue.sync(execute: work)
+        }
+        return await withCheckedContinuation { continuation in
+            handle.queue.async { continuation.resume(returning: work()) }
+        }
     }
 }

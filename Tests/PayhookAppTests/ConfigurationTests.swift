@@ -30,6 +30,14 @@ struct ConfigurationTests {
         #expect(configuration.webhookSecrets.rings.isEmpty)
     }
 
+    @Test("processor workers get threads of their own unless PAYHOOK_PROCESSOR_THREADS=shared; other words are refused")
+    func processorThreads() throws {
+        #expect(try parse([:]).processorThreads == .dedicated)
+        #expect(try parse(["PAYHOOK_PROCESSOR_THREADS": "shared"]).processorThreads == .shared)
+        let error = #expect(throws: ConfigurationError.self) { try parse(["PAYHOOK_PROCESSOR_THREADS": "many"]) }
+        #expect(error?.problems.map(\.variable) == ["PAYHOOK_PROCESSOR_THREADS"])
+    }
+
     @Test("every problem is reported at once, naming the variable and never the secret")
     func reportsEverything() {
         let environment = [

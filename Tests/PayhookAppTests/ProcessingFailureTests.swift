@@ -40,6 +40,33 @@ struct ProcessingFailureTests {
                 == "pxp payload is missing required field eventData.state")
     }
 
+    @Test("an event whose writes fail in the database rolls back alone; the rest of its batch is processed once")
+    func applyFailureRollsBackAlone() async throws {
+        let harness = try await ProcessingHarness.make("fail_apply")
+        // The batch is first applied behind one savepoint; this event's payment insert fails
+        // there, and the batch must then be applied event by event as if that pass never ran.
+        try await harness.pool.query("ALTER TABLE payments ADD CONSTRAINT test_poison CHECK (provider_payment_id <> 'POISON')")
+        let before = try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "A1", code: "AUTHORISATION", value: 100)))
+        let poison = try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "POISON", code: "AUTHORISATION", value: 100)))
+        let after = try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "A2", code: "AUTHORISATION", value: 100)))
+        let processor = harness.processor()
+        let outcome = try await processor.processBatch()
+        #expect(outcome == BatchOutcome(claimed: 3, processed: 2, retried: 1, dead: 0))
+        #expect(try await harness.inbound(before).status == "processed")
+        #expect(try await harness.inbound(after).status == "processed")
+        let failed = try await harness.inbound(poison)
+        #expect(failed.status == "pending" && failed.attempts == 1 && failed.lastError != nil)
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payments") == 2)
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_events") == 2)
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = $1", [.int(before)]) == 1)
+
+        try await harness.pool.query("ALTER TABLE payments DROP CONSTRAINT test_poison")
+        harness.clock.advance(by: 3600)
+        #expect(try await harness.drain(processor).processed == 1)
+        #expect(try await harness.inbound(poison).status == "processed")
+        #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_events") == 3, "nothing of the first pass was kept twice")
+    }
+
     @Test("a provider timeout is retried with backoff on the injected clock, then succeeds")
     func timeoutThenSuccess() async throws {
         let harness = try await ProcessingHarness.make("fail_timeout")
@@ -126,10 +153,10 @@ struct ProcessingFailureTests {
         #expect(try await harness.scalar("SELECT count(*) AS n FROM inbound_events WHERE status <> 'processed'") == 0)
     }
 
-    @Test("the run loop wakes on NOTIFY, processes, and stops gracefully")
-    func runLoop() async throws {
-        let harness = try await ProcessingHarness.make("loop")
-        let processor = harness.processor(workers: 2)
+    @Test("the run loop wakes on NOTIFY, processes, and stops gracefully", arguments: ProcessorThreads.allCases)
+    func runLoop(threads: ProcessorThreads) async throws {
+        let harness = try await ProcessingHarness.make("loop_\(threads.rawValue)")
+        let processor = harness.processor(workers: 2, threads: threads)
         let running = Task { await processor.run() }
         let id = try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "LOOP1", code: "AUTHORISATION", value: 100)))
         let done = await eventually(timeout: .seconds(10)) {

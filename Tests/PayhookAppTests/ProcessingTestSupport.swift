@@ -100,8 +100,10 @@ struct ProcessingHarness: Sendable {
                                  clock: TestClock())
     }
 
-    func processor(maxAttempts: Int = 8, batchSize: Int = 100, workers: Int = 1) -> InboundEventProcessor {
+    func processor(maxAttempts: Int = 8, batchSize: Int = 100, workers: Int = 1,
+                   threads: ProcessorThreads = .dedicated) -> InboundEventProcessor {
         var settings = ProcessorSettings()
+        settings.threads = threads
         settings.maxAttempts = maxAttempts
         settings.batchSize = batchSize
         settings.workers = workers

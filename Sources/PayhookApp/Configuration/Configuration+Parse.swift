@@ -60,6 +60,7 @@ extension Configuration {
             reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")
         }
         configuration.fulfillment = reader.fulfillmentSettings()
+        configuration.processorThreads = reader.enumeration("PAYHOOK_PROCESSOR_THREADS", default: ProcessorThreads.dedicated)
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))
         configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"

@@ -34,6 +34,8 @@ public struct Configuration: Sendable {
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).
     public var processorBatchSize: Int = 100
+    /// Where processor workers run (`PAYHOOK_PROCESSOR_THREADS`).
+    public var processorThreads: ProcessorThreads = .dedicated
     /// Recurring charges: scheduler, dunning, charge jobs (`PAYHOOK_SCHEDULER_*`, `PAYHOOK_DUNNING_SCHEDULE`,
     /// `PAYHOOK_CHARGE_*`).
     public var subscriptions = SubscriptionSettings()

@@ -12,6 +12,7 @@ extension PayhookServer {
         var settings = ProcessorSettings()
         settings.workers = configuration.processorWorkers
         settings.batchSize = configuration.processorBatchSize
+        settings.threads = configuration.processorThreads
         settings.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: databaseURL, clients: clients,
