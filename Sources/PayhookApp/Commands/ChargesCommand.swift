@@ -6,7 +6,7 @@ import PayhookSubscriptions
 
 /// `payhook charges resolve`: the operator settles a charge whose outcome payhook cannot learn,
 /// through `ChargeOperations`, audited with the actor.
-enum ChargesCommand {
+enum ChargesCommand: Subcommand {
     static let usage = """
         usage: payhook charges resolve ID --as succeeded|failed --note TEXT
                                       [--provider-payment-id P] [--actor NAME] [--json]
@@ -28,7 +28,7 @@ enum ChargesCommand {
         guard let subcommand = rest.popFirst() else { return usageError("charges needs a subcommand") }
         switch subcommand {
         case "resolve":
-            guard let parsed = DeadLettersCommand.parse(rest, options: ["--as", "--note", "--provider-payment-id", "--actor"],
+            guard let parsed = parse(rest, options: ["--as", "--note", "--provider-payment-id", "--actor"],
                                                         flags: ["--json"]) else { return 2 }
             guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
                 return usageError("resolve needs exactly one charge id")
@@ -64,10 +64,5 @@ enum ChargesCommand {
         default:
             return usageError("unknown charges subcommand: \(subcommand)")
         }
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 }

@@ -9,7 +9,7 @@ import PayhookOperations
 /// the admin API runs.
 ///
 /// Replay is a dry run unless `--execute` is given: at 3 a.m. the safe command is the default.
-enum DeadLettersCommand {
+enum DeadLettersCommand: Subcommand {
     static let usage = """
         usage: payhook dead-letters <list|show|replay|discard> [options]
 
@@ -307,26 +307,6 @@ enum DeadLettersCommand {
             ids.append(id)
         }
         return ids
-    }
-
-    static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
-        if let actor = parsed.actor(environment) { return actor }
-        _ = usageError(CommandArguments.missingActor)
-        return nil
-    }
-
-    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>) -> CommandArguments? {
-        switch CommandArguments.parse(arguments, options: options, flags: flags) {
-        case .success(let parsed): return parsed
-        case .failure(let problem):
-            _ = usageError(problem.message)
-            return nil
-        }
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 
     /// Runs `body` with the operations on a small pool from the environment. Operations errors

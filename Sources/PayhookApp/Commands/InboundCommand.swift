@@ -6,7 +6,7 @@ import PayhookOperations
 
 /// `payhook inbound reprocess`: re-run normalization over processed deliveries after a mapping
 /// fix. A dry run (a count) unless `--execute`.
-enum InboundCommand {
+enum InboundCommand: Subcommand {
     static let usage = """
         usage: payhook inbound reprocess --provider mercadopago|adyen|pxp --since 2h|7d|ISO-TIME
                                          [--execute] [--note TEXT] [--actor NAME] [--json]
@@ -88,10 +88,5 @@ enum InboundCommand {
             await pool.close()
             return PayhookCLI.fail(OperationsError.wrapping(error).message)
         }
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 }

@@ -7,7 +7,7 @@ import PayhookOperations
 /// The `payhook` command line: parses argv and runs one subcommand.
 ///
 /// Exit codes: 0 success, 1 runtime failure (database, configuration), 2 usage error.
-public enum PayhookCLI {
+public enum PayhookCLI: Subcommand {
     public static let version = "0.1.0"
 
     public static let usage = """
@@ -99,11 +99,6 @@ public enum PayhookCLI {
             return nil
         }
         return Set(arguments)
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 
     static func fail(_ message: String) -> Int32 {

@@ -9,7 +9,7 @@ import PayhookOperations
 /// Why a command when `serve` already sweeps every `PAYHOOK_RETENTION_INTERVAL_SECONDS`: after a
 /// shorter retention is configured, or from a scheduler an operator controls; and it lets a
 /// benchmark or test time one sweep. It may run beside any number of `serve` processes.
-enum RetentionCommand {
+enum RetentionCommand: Subcommand {
     static let usage = """
         usage: payhook retention sweep [--json]
 
@@ -54,10 +54,5 @@ enum RetentionCommand {
                 return PayhookCLI.fail("retention sweep failed: \(error)")
             }
         }
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 }

@@ -11,7 +11,7 @@ import PayhookProviders
 /// (`WebhookVerifiers`), over the very request it sends: ingress answers only `[accepted]` or
 /// `ok`, and this is the key the stored `inbound_events` row has. Running that verifier first
 /// also proves the delivery genuine before anything is sent.
-enum SendTestCommand {
+enum SendTestCommand: Subcommand {
     static let usage = """
         usage: payhook send-test PROVIDER EVENT [--to URL] [--account NAME] [--reference REF] [--id ID]
                                  [--amount MINOR-UNITS CURRENCY] [--count N] [--emulator URL] [--json]
@@ -319,10 +319,5 @@ enum SendTestCommand {
             .map { $0.isNewline || $0 == "\t" ? " " : $0 }
             .filter { !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false) }
         return String(text).trimmingCharacters(in: .whitespaces) + (body.count > 200 ? "…" : "")
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
     }
 }

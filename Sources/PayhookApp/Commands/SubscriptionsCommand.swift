@@ -8,7 +8,7 @@ import PayhookSubscriptions
 /// `payhook subscriptions create | list | show | cancel | pause | resume`: the operator's view of
 /// recurring charges. Every change goes through `SubscriptionOperations`, the same code the
 /// admin API runs, and is written to `audit_log` with the actor.
-enum SubscriptionsCommand {
+enum SubscriptionsCommand: Subcommand {
     static let usage = """
         usage: payhook subscriptions <create|list|show|cancel|pause|resume> [options]
 
@@ -47,7 +47,7 @@ enum SubscriptionsCommand {
         case "create":
             return await create(rest, environment: environment)
         case "list":
-            guard let parsed = DeadLettersCommand.parse(rest, options: ["--status", "--provider", "--limit"], flags: ["--json"]) else { return 2 }
+            guard let parsed = parse(rest, options: ["--status", "--provider", "--limit"], flags: ["--json"]) else { return 2 }
             guard parsed.positionals.isEmpty else { return usageError("list takes no ids (use show ID)") }
             var status: Subscription.Status?
             if let text = parsed.values["--status"] {
@@ -68,7 +68,7 @@ enum SubscriptionsCommand {
                 return 0
             }
         case "show":
-            guard let parsed = DeadLettersCommand.parse(rest, options: [], flags: ["--json"]) else { return 2 }
+            guard let parsed = parse(rest, options: [], flags: ["--json"]) else { return 2 }
             guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
                 return usageError("show needs exactly one subscription id")
             }
@@ -79,7 +79,7 @@ enum SubscriptionsCommand {
                 return 0
             }
         case "cancel", "pause", "resume":
-            guard let parsed = DeadLettersCommand.parse(rest, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
+            guard let parsed = parse(rest, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
             guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
                 return usageError("\(subcommand) needs exactly one subscription id")
             }
@@ -113,7 +113,7 @@ enum SubscriptionsCommand {
     private static func create(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
         let options: Set<String> = ["--reference", "--amount", "--currency", "--every", "--unit", "--token-provider", "--token",
                                     "--vault-token-id", "--start-at", "--end-at", "--max-cycles", "--actor"]
-        guard let parsed = DeadLettersCommand.parse(arguments, options: options, flags: ["--json"]) else { return 2 }
+        guard let parsed = parse(arguments, options: options, flags: ["--json"]) else { return 2 }
         guard parsed.positionals.isEmpty else { return usageError("create takes options only, e.g. --reference sub-42") }
         let values = parsed.values
         for required in ["--reference", "--amount", "--currency", "--every", "--unit"] where values[required] == nil {
@@ -211,17 +211,6 @@ enum SubscriptionsCommand {
     }
 
     // MARK: plumbing
-
-    static func actor(_ parsed: CommandArguments, _ environment: [String: String]) -> String? {
-        if let actor = parsed.actor(environment) { return actor }
-        _ = usageError(CommandArguments.missingActor)
-        return nil
-    }
-
-    static func usageError(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n\n\(usage)".utf8))
-        return 2
-    }
 
     /// Runs `body` with the operations on a small pool from the environment. A refused
     /// operation prints its message and exits 1 (2 when the input was invalid).
