@@ -4,8 +4,8 @@ import PayhookCore
 
 /// `HTTPClient` on libcurl's multi interface, driven by one dedicated thread.
 ///
-/// Cheaper per call than `URLSessionHTTPClient` (no per-request session machinery, operation
-/// queue hops or `HTTPURLResponse`): a call takes a slot, hands its request to the loop thread
+/// The only `HTTPClient` payhook has: it replaced a URLSession client that cost more per call
+/// and once hung past its own timeout (docs/decisions/0005-libcurl-http-client.md). A call takes a slot, hands its request to the loop thread
 /// and parks until curl reports the transfer done. Easy handles are reused and idle connections
 /// stay in curl's cache, so calls to the same host reuse TCP (and TLS) connections.
 ///
@@ -86,9 +86,9 @@ public final class CurlHTTPClient: HTTPClient {
 
     // MARK: Errors
 
-    /// The error kind for a failed curl transfer, the same as `URLSessionHTTPClient` reports
-    /// for the URLError FoundationNetworking derives from that curl code, except that curl's
-    /// "not HTTP" answers are `.invalidResponse` (URLSession lumps them in with `.connection`).
+    /// The error kind for a failed curl transfer: the kinds the URLSession client this replaced
+    /// reported for the same curl codes, except that curl's "not HTTP" answers are
+    /// `.invalidResponse` (URLSession lumped them in with `.connection`).
     /// - Parameters:
     ///   - curlCode: the transfer's `CURLcode`.
     ///   - osErrno: `CURLINFO_OS_ERRNO`, which tells a connect timeout from a refusal.

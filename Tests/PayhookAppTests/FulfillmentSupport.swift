@@ -98,7 +98,7 @@ struct FulfillmentHarness: Sendable {
         return [
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue(pool: pool), settings: settings, metrics: metrics, logger: .silent)),
             AnyJobHandler(MerchantCallbackDelivery(
-                pool: pool, http: URLSessionHTTPClient(maxConcurrent: 8), signer: try StandardWebhookSigner(secret: Self.secret),
+                pool: pool, http: CurlHTTPClient(maxConcurrent: 8), signer: try StandardWebhookSigner(secret: Self.secret),
                 defaultURL: endpoint.url, timeout: .seconds(5), metrics: metrics, logger: .silent)),
         ]
     }

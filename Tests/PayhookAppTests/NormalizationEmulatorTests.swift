@@ -27,7 +27,7 @@ struct NormalizationEmulatorTests {
         try emulator.start()
         emulator.seedDemoResources()
         let credentials = emulator.configuration
-        let http = URLSessionHTTPClient(maxConcurrent: 8)
+        let http = CurlHTTPClient(maxConcurrent: 8)
         let clients = PaymentProviderClients([
             MercadoPagoAPIClient(baseURL: emulator.baseURL(for: .mercadopago), accessToken: credentials.mercadoPagoAccessToken,
                                  http: http, timeout: clientTimeout),

@@ -34,7 +34,7 @@ struct SubscriptionHarness: Sendable {
         let pool = PostgresPool(conninfo: database.url, maxConnections: 8, acquireTimeout: .seconds(60))
         let emulatorInstance = try ProviderEmulator()
         if emulator { try emulatorInstance.start() }
-        let clients = emulatorInstance.clients(http: URLSessionHTTPClient(maxConcurrent: 32), timeout: clientTimeout)
+        let clients = emulatorInstance.clients(http: CurlHTTPClient(maxConcurrent: 32), timeout: clientTimeout)
         // Backoff pinned to its minimum so "retry later" is a second, not a guess.
         let queue = JobQueue(pool: pool, retryPolicy: RetryPolicy(base: .milliseconds(100), maximum: .seconds(1), jitter: 0),
                              unitRandom: { 1 })

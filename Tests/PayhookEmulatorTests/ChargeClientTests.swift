@@ -400,7 +400,7 @@ struct ChargeClientTests {
     func latencyUnderConcurrency() async throws {
         try await withEmulator({ $0.chargeLatency = .milliseconds(200) }) { emulator async throws in
             let harness = try ChargeHarness(.adyen, emulator)
-            let http = URLSessionHTTPClient(maxConcurrent: 64)
+            let http = CurlHTTPClient(maxConcurrent: 64)
             let client = emulator.adyenClient(http: http)
             let results = try await withThrowingTaskGroup(of: ChargeResult.self) { group in
                 for index in 0..<64 {

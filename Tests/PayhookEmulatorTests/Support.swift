@@ -19,7 +19,7 @@ func withEmulator(
 }
 
 /// One transport per test: the client under test gets it injected, as in production.
-func makeTransport() -> URLSessionHTTPClient { URLSessionHTTPClient(maxConcurrent: 8) }
+func makeTransport() -> CurlHTTPClient { CurlHTTPClient(maxConcurrent: 8) }
 
 /// A deadline short enough for timeout tests yet far above a local round trip.
 let shortDeadline = Duration.milliseconds(400)

@@ -220,7 +220,7 @@ struct CurlHTTPClientTests {
         #expect(hits.value == 0)
     }
 
-    @Test("curl result codes map to the kinds URLSessionHTTPClient reports", arguments: [
+    @Test("curl result codes map to the HTTPClientError kinds every client reports", arguments: [
         (UInt32(28), 0, HTTPClientError.Kind.timeout),          // operation timed out
         (7, Int(ETIMEDOUT), .timeout),                          // connect timed out
         (7, Int(ECONNREFUSED), .connection),                    // connection refused

@@ -9,12 +9,11 @@ import Testing
 @Suite("HTTPClient contract", .serialized)
 struct HTTPClientContractTests {
     enum ClientKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case curl, urlSession
+        case curl
 
         func make(maxConcurrent: Int = 64) -> any HTTPClient {
             switch self {
             case .curl: CurlHTTPClient(maxConcurrent: maxConcurrent)
-            case .urlSession: URLSessionHTTPClient(maxConcurrent: maxConcurrent)
             }
         }
 
