@@ -1,5 +1,5 @@
 package import PayhookCore
-package import PayhookCrypto
+import PayhookCrypto
 package import PayhookHTTP
 
 /// Bearer-token check for the admin listener, compared in constant time.

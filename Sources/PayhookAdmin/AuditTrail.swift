@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import PayhookPostgres
 
 /// Appends operator actions to `audit_log`.

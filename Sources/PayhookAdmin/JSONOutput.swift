@@ -1,5 +1,5 @@
 package import Foundation
-package import PayhookCore
+import PayhookCore
 
 /// A JSON value built in code for CLI and admin API output, rendered with members in the order
 /// they were given.

@@ -1,7 +1,7 @@
-package import Foundation
+import Foundation
 package import PayhookCore
 package import PayhookPostgres
-package import Synchronization
+import Synchronization
 
 /// A verified delivery on its way into `inbound_events`.
 package struct InboundEventDraft: Sendable {

@@ -1,7 +1,7 @@
 package import Foundation
 package import PayhookCore
 package import PayhookHTTP
-package import PayhookProviders
+import PayhookProviders
 
 /// The front door: route, limits, signature, durable append, and only then the 2xx.
 ///

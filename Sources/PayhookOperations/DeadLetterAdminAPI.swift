@@ -1,6 +1,6 @@
-package import Foundation
+import Foundation
 package import PayhookHTTP
-package import PayhookAdmin
+import PayhookAdmin
 
 /// The admin listener's `/v1/dead-letters` routes: JSON over the same `DeadLetterOperations`
 /// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).

@@ -1,5 +1,5 @@
 package import Foundation
-package import PayhookPostgres
+import PayhookPostgres
 package import PayhookAdmin
 
 /// One dead letter with everything needed to decide about it: the error history, the raw

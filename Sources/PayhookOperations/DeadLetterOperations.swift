@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import PayhookPostgres
 package import PayhookAdmin
 

@@ -1,7 +1,7 @@
 package import Foundation
 package import PayhookCore
 package import PayhookPostgres
-package import Synchronization
+import Synchronization
 
 /// Deletes processed deliveries, canonical history, rejected-delivery forensics and finished jobs
 /// once they are older than the retention policy allows, in small batches.

@@ -1,5 +1,5 @@
 public import Foundation
-public import PayhookPostgres
+import PayhookPostgres
 
 /// The closed set of states a row of `jobs` can be in, stored as text.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-public import PayhookCore
+import PayhookCore
 public import PayhookPostgres
 
 /// The job store: enqueue, claim, heartbeat and finish jobs in the `jobs` table.

@@ -1,5 +1,5 @@
 public import Foundation
-public import PayhookCore
+import PayhookCore
 
 /// One job to enqueue in a batch; see `JobQueue.enqueue(_:on:)`.
 public struct JobRequest: Sendable, Hashable {

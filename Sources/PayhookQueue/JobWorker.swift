@@ -1,7 +1,7 @@
-public import Foundation
+import Foundation
 public import PayhookCore
-public import PayhookPostgres
-public import Synchronization
+import PayhookPostgres
+import Synchronization
 
 /// Why a worker cannot be built.
 public struct JobWorkerConfigurationError: Error, Sendable, CustomStringConvertible {

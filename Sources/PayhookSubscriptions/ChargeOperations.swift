@@ -1,6 +1,6 @@
 package import Foundation
 package import PayhookPostgres
-package import PayhookProviders
+import PayhookProviders
 package import PayhookQueue
 package import PayhookAdmin
 

@@ -1,10 +1,10 @@
-package import Foundation
-package import PayhookCore
-package import PayhookPostgres
-package import PayhookProviders
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
 package import PayhookQueue
-package import PayhookAdmin
-package import PayhookProcessing
+import PayhookAdmin
+import PayhookProcessing
 
 /// Runs `charge_recurring` jobs: one attempt to charge one subscription cycle through the
 /// provider client of the token's provider, then records what came of it.

@@ -1,6 +1,6 @@
 package import Foundation
 package import PayhookCore
-package import PayhookProviders
+import PayhookProviders
 package import PayhookAdmin
 
 /// A validated `POST /v1/subscriptions` body (the CLI's `subscriptions create` builds the same).

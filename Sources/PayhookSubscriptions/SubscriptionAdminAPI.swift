@@ -1,6 +1,6 @@
-package import Foundation
+import Foundation
 package import PayhookHTTP
-package import PayhookAdmin
+import PayhookAdmin
 package import PayhookPostgres
 
 /// The admin listener's `/v1/subscriptions` routes: JSON over the same `SubscriptionOperations`

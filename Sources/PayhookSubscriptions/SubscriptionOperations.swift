@@ -1,9 +1,9 @@
 package import Foundation
 import PayhookCore
 package import PayhookPostgres
-package import PayhookQueue
+import PayhookQueue
 package import PayhookAdmin
-package import PayhookProcessing
+import PayhookProcessing
 
 /// Creates, lists, shows, cancels, pauses and resumes subscriptions: the one implementation
 /// behind `payhook subscriptions` and the admin API's `/v1/subscriptions`.

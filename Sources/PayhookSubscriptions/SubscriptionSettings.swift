@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PayhookCore
 
 /// How recurring charging behaves; parsed from the environment (`Configuration.subscriptions`).

@@ -1,8 +1,8 @@
 public import PayhookCore
-public import PayhookCrypto
-public import PayhookProviders
-public import PayhookProcessing
-public import PayhookSubscriptions
+import PayhookCrypto
+import PayhookProviders
+import PayhookProcessing
+import PayhookSubscriptions
 
 extension Configuration {
     /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose

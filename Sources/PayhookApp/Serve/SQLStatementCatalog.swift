@@ -1,10 +1,10 @@
-package import PayhookAdmin
-package import PayhookIngress
-package import PayhookOperations
+import PayhookAdmin
+import PayhookIngress
+import PayhookOperations
 package import PayhookPostgres
-package import PayhookProcessing
-package import PayhookQueue
-package import PayhookSubscriptions
+import PayhookProcessing
+import PayhookQueue
+import PayhookSubscriptions
 
 /// Every named SQL statement payhook runs: the one list of statement sets, each of which lists
 /// its own statements (`SQLStatementSet`).

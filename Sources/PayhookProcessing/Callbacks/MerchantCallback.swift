@@ -1,5 +1,5 @@
 package import Foundation
-package import PayhookCore
+import PayhookCore
 package import PayhookPostgres
 package import PayhookQueue
 package import PayhookAdmin

@@ -1,8 +1,8 @@
-package import Foundation
-package import PayhookCore
-package import PayhookPostgres
+import Foundation
+import PayhookCore
+import PayhookPostgres
 package import PayhookQueue
-package import PayhookAdmin
+import PayhookAdmin
 
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per

@@ -1,6 +1,6 @@
 package import Foundation
 package import PayhookPostgres
-package import PayhookAdmin
+import PayhookAdmin
 
 /// An order as fulfillment and the admin API see it: the merchant's registered expectation,
 /// what the provider reported, and the payments linked to it.

@@ -1,6 +1,6 @@
-package import Foundation
+import Foundation
 package import PayhookHTTP
-package import PayhookAdmin
+import PayhookAdmin
 
 /// The admin listener's `/v1/orders` routes: `POST /v1/orders` registers the merchant's
 /// expected order (201, or 200 when the same registration is repeated) and

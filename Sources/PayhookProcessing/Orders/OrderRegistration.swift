@@ -1,8 +1,8 @@
-package import Foundation
-package import PayhookCore
+import Foundation
+import PayhookCore
 package import PayhookPostgres
-package import PayhookProviders
-package import PayhookQueue
+import PayhookProviders
+import PayhookQueue
 package import PayhookAdmin
 
 /// The merchant's expected order, as `POST /v1/orders` accepts it.

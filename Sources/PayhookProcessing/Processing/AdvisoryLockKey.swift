@@ -1,4 +1,4 @@
-package import PayhookCore
+import PayhookCore
 package import PayhookPostgres
 
 /// A business key whose transaction-scoped advisory lock serializes every writer of one

@@ -1,6 +1,6 @@
-package import Foundation
+import Foundation
 package import PayhookCore
-package import PayhookPostgres
+import PayhookPostgres
 
 /// One canonical event ready to apply, with where it came from.
 package struct ApplicableEvent: Sendable, Equatable {

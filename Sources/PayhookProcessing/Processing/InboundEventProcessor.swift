@@ -3,7 +3,7 @@ package import PayhookCore
 package import PayhookPostgres
 package import PayhookProviders
 package import PayhookQueue
-package import Synchronization
+import Synchronization
 
 /// How a processor runs; fixed at start.
 package struct ProcessorSettings: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PayhookCore
 
 /// Decodes Adyen webhook bodies into canonical events.

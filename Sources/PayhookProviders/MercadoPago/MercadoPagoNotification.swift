@@ -1,5 +1,5 @@
 public import Foundation
-public import PayhookCore
+import PayhookCore
 
 /// A Mercado Pago webhook body: a thin pointer to the resource whose state must be fetched.
 ///

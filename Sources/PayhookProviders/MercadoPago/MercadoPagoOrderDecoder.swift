@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PayhookCore
 
 /// Decodes a Mercado Pago order (`GET /v1/orders/{id}`) into an ``OrderSnapshot``.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PayhookCore
 
 /// Decodes a classic Mercado Pago payment (`GET /v1/payments/{id}`) into a ``PaymentSnapshot``.

@@ -1,6 +1,6 @@
 public import Foundation
 public import PayhookCore
-public import PayhookCrypto
+import PayhookCrypto
 
 /// Verifies Mercado Pago's `x-signature` header.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import PayhookCore
 
 /// Decodes a PXP Unity transaction (`GET /api/v1/transactions/…`) into a ``PaymentSnapshot``.
