@@ -80,31 +80,6 @@ struct ConsoleTests {
                 == "<pre class=\"json\">{\n  &quot;a&quot;: &quot;&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;&quot;,\n  &quot;n&quot;: [\n    1,\n    2\n  ]\n}</pre>")
     }
 
-    @Test("every console statement prepares against the migrated schema")
-    func prepareAll() async throws {
-        let database = try await TestDatabase.migrated("console_sql")
-        let connection = try await PostgresConnection.connect(database.url)
-        defer { connection.close() }
-        let statements: [(String, String)] = [
-            ("backlog", ConsoleSQL.backlog), ("traffic", ConsoleSQL.trafficLastHour), ("letters", ConsoleSQL.openLettersByReason),
-            ("jobs", ConsoleSQL.jobsByKindAndState), ("charges", ConsoleSQL.chargesLastDay), ("past_due", ConsoleSQL.pastDueCount),
-            ("letter_page", ConsoleSQL.letterPage), ("letter_count", ConsoleSQL.letterCount), ("open_ids", ConsoleSQL.openLetterIDs),
-            ("audit", ConsoleSQL.auditForTarget), ("s_payments", ConsoleSQL.searchPayments), ("s_orders", ConsoleSQL.searchOrders),
-            ("s_inbound", ConsoleSQL.searchInbound), ("s_charges", ConsoleSQL.searchCharges), ("payment", ConsoleSQL.payment),
-            ("payment_inbound", ConsoleSQL.paymentInbound), ("payment_events", ConsoleSQL.paymentEvents),
-            ("jobs_by_key", ConsoleSQL.jobsByKey), ("charges_of_payment", ConsoleSQL.chargesOfPayment),
-            ("subscription_callbacks", ConsoleSQL.callbacksOfSubscription), ("payments_of_order", ConsoleSQL.paymentsOfOrder),
-            ("payments_of_inbound", ConsoleSQL.paymentsOfInbound),
-        ]
-        for (name, sql) in statements {
-            do {
-                try await connection.execute("PREPARE console_\(name) AS \(sql)")
-            } catch {
-                Issue.record("\(name): \(error)")
-            }
-        }
-    }
-
     @Test("sign-in: a wrong token starts nothing; the right one sets an HttpOnly SameSite=Strict cookie; sign-out ends it")
     func signInAndOut() async throws {
         try await ConsoleHarness.with("console_signin") { console in

@@ -43,9 +43,9 @@ extension ConsoleReads {
                 var hits: [Hit] = []
                 var shownPayments = Set<Int64>()
                 let numeric = Int64(key.hasPrefix("#") ? String(key.dropFirst()) : key)
-                for row in try await connection.query(ConsoleSQL.searchOrders, [.text(key), numeric.map { .int($0) } ?? .null]) {
+                for row in try await connection.query(ConsoleSQL.shared.searchOrders, [.text(key), numeric.map { .int($0) } ?? .null]) {
                     let id: Int64 = try row.decode("id")
-                    let payments = try await connection.query(ConsoleSQL.paymentsOfOrder, [.int(id)]).map { try $0.decode("id", as: Int64.self) }
+                    let payments = try await connection.query(ConsoleSQL.shared.paymentsOfOrder, [.int(id)]).map { try $0.decode("id", as: Int64.self) }
                     var steps = try await orderSteps(id, on: connection)
                     for payment in payments {
                         shownPayments.insert(payment)
@@ -53,21 +53,21 @@ extension ConsoleReads {
                     }
                     hits.append(Hit(title: "Order \(id)", link: "/console/orders/\(id)", steps: Self.ordered(steps)))
                 }
-                for row in try await connection.query(ConsoleSQL.searchPayments, [.text(key)]) {
+                for row in try await connection.query(ConsoleSQL.shared.searchPayments, [.text(key)]) {
                     let id: Int64 = try row.decode("id")
                     guard shownPayments.insert(id).inserted else { continue }
                     hits.append(Hit(title: "Payment \(id)", link: nil,
                                     steps: Self.ordered(try await paymentSteps(id, on: connection, withOrder: true))))
                 }
-                for row in try await connection.query(ConsoleSQL.searchInbound, [.text(key)]) {
+                for row in try await connection.query(ConsoleSQL.shared.searchInbound, [.text(key)]) {
                     let event = try InboundSummary(row: row)
                     var steps = event.steps
-                    for payment in try await connection.query(ConsoleSQL.paymentsOfInbound, [.int(event.id)]) {
+                    for payment in try await connection.query(ConsoleSQL.shared.paymentsOfInbound, [.int(event.id)]) {
                         steps += try await paymentSteps(try payment.decode("id"), on: connection, withOrder: true)
                     }
                     hits.append(Hit(title: "Delivery \(event.id) (\(event.provider))", link: nil, steps: Self.ordered(Self.distinct(steps))))
                 }
-                for row in try await connection.query(ConsoleSQL.searchCharges, [.text(key)]) {
+                for row in try await connection.query(ConsoleSQL.shared.searchCharges, [.text(key)]) {
                     let subscription: Int64 = try row.decode("subscription_id")
                     let charge: Int64 = try row.decode("id")
                     let detailRows = try await connection.query(SubscriptionSQL.shared.selectCharges, [.int(subscription)])
@@ -152,9 +152,9 @@ extension ConsoleReads {
     }
 
     private func paymentSteps(_ id: Int64, on connection: PostgresConnection, withOrder: Bool) async throws -> [Step] {
-        guard let row = try await connection.query(ConsoleSQL.payment, [.int(id)]).rows.first else { return [] }
+        guard let row = try await connection.query(ConsoleSQL.shared.payment, [.int(id)]).rows.first else { return [] }
         var steps: [Step] = []
-        for event in try await connection.query(ConsoleSQL.paymentInbound, [.int(id)]) {
+        for event in try await connection.query(ConsoleSQL.shared.paymentInbound, [.int(id)]) {
             steps += try InboundSummary(row: event).steps
         }
         let providerPaymentID: String = try row.decode("provider_payment_id")
@@ -167,7 +167,7 @@ extension ConsoleReads {
         steps.append(Step("payment", at: try row.decode("created_at"),
                           "payment \(id): \(provider) \(providerPaymentID), \(money)" + (reference.map { ", reference \($0)" } ?? "")))
         // Recorded time, not the provider's: the journey is what payhook did, and when.
-        for event in try await connection.query(ConsoleSQL.paymentEvents, [.int(id)]) {
+        for event in try await connection.query(ConsoleSQL.shared.paymentEvents, [.int(id)]) {
             let occurred: Date = try event.decode("occurred_at")
             steps.append(Step("payment", at: try event.decode("recorded_at"),
                               "event \(try event.decode("type", as: String.self)) (provider time \(HTML.utc(occurred)))"))
@@ -178,7 +178,7 @@ extension ConsoleReads {
             steps += try await orderSteps(order, on: connection)
         }
         var keys: [String] = []
-        for charge in try await connection.query(ConsoleSQL.chargesOfPayment, [.text(providerPaymentID)]) {
+        for charge in try await connection.query(ConsoleSQL.shared.chargesOfPayment, [.text(providerPaymentID)]) {
             let key: String = try charge.decode("idempotency_key")
             keys.append(key)
             let subscription: Int64 = try charge.decode("subscription_id")
@@ -237,7 +237,7 @@ extension ConsoleReads {
 
     private func jobSteps(_ keys: [String], on connection: PostgresConnection) async throws -> [Step] {
         guard !keys.isEmpty else { return [] }
-        return try await connection.query(ConsoleSQL.jobsByKey, [.text("{" + keys.map(Self.arrayElement).joined(separator: ",") + "}")]).map { row in
+        return try await connection.query(ConsoleSQL.shared.jobsByKey, [.text("{" + keys.map(Self.arrayElement).joined(separator: ",") + "}")]).map { row in
             let state: String = try row.decode("state")
             let outcome = switch state {
             case "succeeded": "ok"

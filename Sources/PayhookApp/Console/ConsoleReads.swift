@@ -31,21 +31,21 @@ struct ConsoleReads: Sendable {
     func overview() async throws(OperationsError) -> Overview {
         do {
             return try await pool.withConnection { connection in
-                let backlog = try await connection.query(ConsoleSQL.backlog).rows.first
-                let traffic = try await connection.query(ConsoleSQL.trafficLastHour).map { row in
+                let backlog = try await connection.query(ConsoleSQL.shared.backlog).rows.first
+                let traffic = try await connection.query(ConsoleSQL.shared.trafficLastHour).map { row in
                     Overview.Traffic(provider: try row.decode("provider"), stored: try row.decode("stored"), rejected: try row.decode("rejected"))
                 }
-                let letters = try await connection.query(ConsoleSQL.openLettersByReason).map { row in
+                let letters = try await connection.query(ConsoleSQL.shared.openLettersByReason).map { row in
                     Overview.LetterGroup(reason: try row.decode("reason"), provider: try row.decode("provider"),
                                          source: try row.decode("source"), count: try row.decode("n"), oldest: try row.decode("oldest"))
                 }
-                let jobs = try await connection.query(ConsoleSQL.jobsByKindAndState).map { row in
+                let jobs = try await connection.query(ConsoleSQL.shared.jobsByKindAndState).map { row in
                     Overview.Count(labels: [try row.decode("kind"), try row.decode("state")], count: try row.decode("n"))
                 }
-                let charges = try await connection.query(ConsoleSQL.chargesLastDay).map { row in
+                let charges = try await connection.query(ConsoleSQL.shared.chargesLastDay).map { row in
                     Overview.Count(labels: [try row.decode("status")], count: try row.decode("n"))
                 }
-                let pastDue: Int64 = try await connection.query(ConsoleSQL.pastDueCount).rows.first?.decode("n") ?? 0
+                let pastDue: Int64 = try await connection.query(ConsoleSQL.shared.pastDueCount).rows.first?.decode("n") ?? 0
                 return Overview(pending: try backlog?.decode("pending") ?? 0, oldestPending: try backlog?.decode("oldest"),
                                 traffic: traffic, openLetters: letters, jobs: jobs, charges: charges, pastDue: pastDue)
             }
@@ -82,9 +82,9 @@ struct ConsoleReads: Sendable {
         do {
             return try await pool.withConnection { connection in
                 let rows = try await connection.query(
-                    ConsoleSQL.letterPage, query.binds + [before.map { .int($0) } ?? .null, .int(Int64(size + 1))])
+                    ConsoleSQL.shared.letterPage, query.binds + [before.map { .int($0) } ?? .null, .int(Int64(size + 1))])
                 let letters = try rows.map { try DeadLetter(row: $0) }
-                let total: Int64 = try await connection.query(ConsoleSQL.letterCount, query.binds).rows.first?.decode("n") ?? 0
+                let total: Int64 = try await connection.query(ConsoleSQL.shared.letterCount, query.binds).rows.first?.decode("n") ?? 0
                 let page = Array(letters.prefix(size))
                 return LetterPage(letters: page, nextBefore: letters.count > size ? page.last?.id : nil, total: total)
             }
@@ -96,7 +96,7 @@ struct ConsoleReads: Sendable {
     /// Open letters matching `query`, oldest first: a bulk replay's work list.
     func openLetterIDs(_ query: LetterQuery) async throws(OperationsError) -> [Int64] {
         do {
-            return try await pool.query(ConsoleSQL.openLetterIDs, query.binds).map { try $0.decode("id") }
+            return try await pool.query(ConsoleSQL.shared.openLetterIDs, query.binds).map { try $0.decode("id") }
         } catch {
             throw OperationsError.wrapping(error)
         }
@@ -112,7 +112,7 @@ struct ConsoleReads: Sendable {
     /// What operators did to `target` (`dead_letter:7`), newest first.
     func audit(target: String) async throws(OperationsError) -> [AuditEntry] {
         do {
-            return try await pool.query(ConsoleSQL.auditForTarget, [.text(target)]).map { row in
+            return try await pool.query(ConsoleSQL.shared.auditForTarget, [.text(target)]).map { row in
                 AuditEntry(actor: try row.decode("actor"), action: try row.decode("action"),
                            detailsJSON: try row.decode("details"), at: try row.decode("at"))
             }
@@ -155,7 +155,7 @@ struct ConsoleReads: Sendable {
     /// Merchant callbacks about one subscription (`subscription.*`), oldest first.
     func subscriptionCallbacks(id: Int64) async throws(OperationsError) -> [Callback] {
         do {
-            return try await pool.query(ConsoleSQL.callbacksOfSubscription, [.int(id)]).map { try Callback(row: $0) }
+            return try await pool.query(ConsoleSQL.shared.callbacksOfSubscription, [.int(id)]).map { try Callback(row: $0) }
         } catch {
             throw OperationsError.wrapping(error)
         }

@@ -1,3 +1,4 @@
+import PayhookPostgres
 import PayhookOperations
 
 /// The read-only statements behind the on-call console's pages (`ConsoleReads`), named, in one
@@ -6,14 +7,18 @@ import PayhookOperations
 ///
 /// Every statement is bounded (a `LIMIT`, or an aggregate over an indexed slice) because the
 /// console is opened when something is already wrong, and must not add to the load.
-enum ConsoleSQL {
-    static let backlog = """
+struct ConsoleSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties, and
+    /// `SQLStatementCatalogTests` prepares them. Fragments that are not statements stay static.
+    static let shared = ConsoleSQL()
+
+    let backlog = """
         SELECT count(*) AS pending, min(received_at) AS oldest FROM inbound_events WHERE status = 'pending'
         """
 
     /// Deliveries stored and refused per provider over the last hour (both tables have a BRIN
     /// index on `received_at`).
-    static let trafficLastHour = """
+    let trafficLastHour = """
         SELECT provider, sum(stored)::bigint AS stored, sum(rejected)::bigint AS rejected FROM (
             SELECT provider, count(*) AS stored, 0 AS rejected FROM inbound_events
             WHERE received_at >= now() - interval '1 hour' GROUP BY provider
@@ -23,26 +28,26 @@ enum ConsoleSQL {
         ) AS counts GROUP BY provider ORDER BY provider
         """
 
-    static let openLettersByReason = """
+    let openLettersByReason = """
         SELECT reason, coalesce(provider, '') AS provider, source, count(*) AS n, min(created_at) AS oldest
         FROM dead_letters WHERE status = 'open' GROUP BY reason, provider, source ORDER BY n DESC, reason LIMIT 50
         """
 
     /// Unfinished and discarded jobs (succeeded ones only grow; `OperationsSQL.gauges` reasons
     /// the same way), plus how many finished in the last hour by kind.
-    static let jobsByKindAndState = """
+    let jobsByKindAndState = """
         SELECT kind, state, count(*) AS n FROM jobs
         WHERE state IN ('available', 'running', 'retryable', 'discarded')
            OR (state IN ('succeeded', 'cancelled') AND finalized_at >= now() - interval '1 hour')
         GROUP BY kind, state ORDER BY kind, state
         """
 
-    static let chargesLastDay = """
+    let chargesLastDay = """
         SELECT status, count(*) AS n FROM charges WHERE created_at >= now() - interval '24 hours'
         GROUP BY status ORDER BY status
         """
 
-    static let pastDueCount = "SELECT count(*) AS n FROM subscriptions WHERE status = 'past_due'"
+    let pastDueCount = "SELECT count(*) AS n FROM subscriptions WHERE status = 'past_due'"
 
     private static let letterFilter = """
         WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR source = $2)
@@ -53,19 +58,19 @@ enum ConsoleSQL {
 
     /// One page of letters, newest first: `$7` is the last id of the previous page (keyset, so
     /// page 1,000 costs what page 1 does), `$8` the page size plus one (to know there is more).
-    static let letterPage = """
-        SELECT \(OperationsSQL.letterColumns) FROM dead_letters \(letterFilter)
+    let letterPage = """
+        SELECT \(OperationsSQL.letterColumns) FROM dead_letters \(ConsoleSQL.letterFilter)
           AND ($7::bigint IS NULL OR id < $7)
         ORDER BY id DESC LIMIT $8
         """
 
-    static let letterCount = "SELECT count(*) AS n FROM dead_letters \(letterFilter)"
+    let letterCount = "SELECT count(*) AS n FROM dead_letters \(ConsoleSQL.letterFilter)"
 
     /// Ids of the open letters matching the filter, oldest first: what a bulk replay works through.
-    static let openLetterIDs = "SELECT id FROM dead_letters \(letterFilter) AND status = 'open' ORDER BY id"
+    let openLetterIDs = "SELECT id FROM dead_letters \(ConsoleSQL.letterFilter) AND status = 'open' ORDER BY id"
 
     /// Audit rows about one target (`dead_letter:7`, `subscription:3`), newest first.
-    static let auditForTarget = """
+    let auditForTarget = """
         SELECT actor, action, details::text AS details, at FROM audit_log WHERE target = $1 ORDER BY id DESC LIMIT 50
         """
 
@@ -73,29 +78,29 @@ enum ConsoleSQL {
     // `provider`, so the providers are named to let the planner use them.
     static let providers = "ARRAY['mercadopago', 'adyen', 'pxp']"
 
-    static let searchPayments = """
+    let searchPayments = """
         SELECT id FROM payments
-        WHERE (provider = ANY(\(providers)) AND provider_payment_id = $1)
-           OR (provider = ANY(\(providers)) AND merchant_reference = $1)
+        WHERE (provider = ANY(\(ConsoleSQL.providers)) AND provider_payment_id = $1)
+           OR (provider = ANY(\(ConsoleSQL.providers)) AND merchant_reference = $1)
         ORDER BY id DESC LIMIT 20
         """
 
-    static let searchOrders = """
+    let searchOrders = """
         SELECT id FROM orders
-        WHERE id = $2 OR (provider = ANY(\(providers)) AND provider_order_id = $1)
-           OR (provider = ANY(\(providers)) AND merchant_reference = $1)
+        WHERE id = $2 OR (provider = ANY(\(ConsoleSQL.providers)) AND provider_order_id = $1)
+           OR (provider = ANY(\(ConsoleSQL.providers)) AND merchant_reference = $1)
         ORDER BY id DESC LIMIT 20
         """
 
-    static let searchInbound = """
-        SELECT \(inboundColumns) FROM inbound_events
-        WHERE provider = ANY(\(providers)) AND dedup_key = $1 ORDER BY id DESC LIMIT 20
+    let searchInbound = """
+        SELECT \(ConsoleSQL.inboundColumns) FROM inbound_events
+        WHERE provider = ANY(\(ConsoleSQL.providers)) AND dedup_key = $1 ORDER BY id DESC LIMIT 20
         """
 
-    static let searchCharges = """
+    let searchCharges = """
         SELECT subscription_id, id FROM charges
-        WHERE idempotency_key = $1 OR (provider = ANY(\(providers)) AND provider_payment_id = $1)
-           OR (provider = ANY(\(providers)) AND merchant_reference = $1)
+        WHERE idempotency_key = $1 OR (provider = ANY(\(ConsoleSQL.providers)) AND provider_payment_id = $1)
+           OR (provider = ANY(\(ConsoleSQL.providers)) AND merchant_reference = $1)
         ORDER BY id DESC LIMIT 20
         """
 
@@ -103,46 +108,46 @@ enum ConsoleSQL {
         id, provider, account, dedup_key, event_type, received_at, status, attempts, processed_at, last_error
         """
 
-    static let payment = """
+    let payment = """
         SELECT id, provider, account, provider_payment_id, order_id, merchant_reference, amount_minor, currency,
                refunded_minor, status, status_detail, created_at, updated_at
         FROM payments WHERE id = $1
         """
 
     /// The deliveries that changed a payment: through its canonical events or its adjustments.
-    static let paymentInbound = """
-        SELECT \(inboundColumns) FROM inbound_events WHERE id IN (
+    let paymentInbound = """
+        SELECT \(ConsoleSQL.inboundColumns) FROM inbound_events WHERE id IN (
             SELECT inbound_event_id FROM payment_events WHERE payment_id = $1 AND inbound_event_id IS NOT NULL
             UNION SELECT inbound_event_id FROM payment_adjustments WHERE payment_id = $1 AND inbound_event_id IS NOT NULL)
         ORDER BY id LIMIT 100
         """
 
-    static let paymentEvents = """
+    let paymentEvents = """
         SELECT type, occurred_at, recorded_at, inbound_event_id FROM payment_events
         WHERE payment_id = $1 ORDER BY id LIMIT 100
         """
 
     /// Jobs by unique key (`fulfill_order:<order>`, `merchant_callback:<webhook id>`, a charge's
     /// idempotency key); `$1` is a text array.
-    static let jobsByKey = """
+    let jobsByKey = """
         SELECT id, kind, state, attempt, max_attempts, created_at, finalized_at, unique_key FROM jobs
         WHERE unique_key = ANY($1::text[]) ORDER BY id
         """
 
-    static let chargesOfPayment = """
+    let chargesOfPayment = """
         SELECT subscription_id, id, cycle, attempt, idempotency_key, status, created_at, updated_at FROM charges
-        WHERE provider = ANY(\(providers)) AND provider_payment_id = $1 ORDER BY id
+        WHERE provider = ANY(\(ConsoleSQL.providers)) AND provider_payment_id = $1 ORDER BY id
         """
 
-    static let callbacksOfSubscription = """
+    let callbacksOfSubscription = """
         SELECT webhook_id, type, status, attempts, last_status_code, created_at, delivered_at
         FROM merchant_callbacks WHERE subscription_id = $1 ORDER BY id LIMIT 100
         """
 
-    static let paymentsOfOrder = "SELECT id FROM payments WHERE order_id = $1 ORDER BY id LIMIT 50"
+    let paymentsOfOrder = "SELECT id FROM payments WHERE order_id = $1 ORDER BY id LIMIT 50"
 
     /// The payments one delivery changed, through its canonical events.
-    static let paymentsOfInbound = """
+    let paymentsOfInbound = """
         SELECT DISTINCT payment_id AS id FROM payment_events WHERE inbound_event_id = $1 AND payment_id IS NOT NULL LIMIT 20
         """
 }

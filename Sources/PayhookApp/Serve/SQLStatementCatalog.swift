@@ -13,13 +13,14 @@ import PayhookSubscriptions
 /// fast test instead of a 3 a.m. replay. A statement added to a set needs no edit here; a new
 /// set does, and its statements are otherwise prepared by no test.
 package enum SQLStatementCatalog {
-    /// The sets, in the order data flows: ingress, processing, jobs, subscriptions, operations.
+    /// The sets, in the order data flows: ingress, processing, jobs, subscriptions, operations, console.
     package static let sets: [any SQLStatementSet.Type] = [
         InboundEventSQL.self,
         ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self,
         JobSQL.self,
         SubscriptionSQL.self,
         OperationsSQL.self, RetentionSQL.self, AuditSQL.self,
+        ConsoleSQL.self,
     ]
 
     /// Every statement of every set, named `Type.property`.
