@@ -7,6 +7,10 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     // Imports are internal unless marked: no C module leaks through a Swift module's interface.
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // Release builds inline across modules: the ingress hot path spans PayhookIngress,
+    // PayhookProviders and PayhookCore since the module split, and without this each delivery
+    // cost about 2-3 us more payhook CPU (bench/README.md, "Module split").
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(
