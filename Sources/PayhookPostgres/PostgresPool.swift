@@ -82,14 +82,8 @@ public final class PostgresPool: Sendable {
     /// - Throws: `.poolTimeout`, `.poolClosed`, `.connectionFailed`, or `body`'s error.
     public func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let connection = try await checkout()
-        do {
-            let value = try await body(connection)
-            checkin(connection)
-            return value
-        } catch {
-            checkin(connection)
-            throw error
-        }
+        defer { checkin(connection) }
+        return try await body(connection)
     }
 
     /// Runs `body` in a transaction on a pooled connection; see `PostgresConnection.transaction`.
@@ -117,14 +111,8 @@ public final class PostgresPool: Sendable {
         _ body: (PostgresConnection) async throws(PostgresError) -> T
     ) async throws(PostgresError) -> T {
         let connection = try await checkout()
-        do {
-            let value = try await body(connection)
-            checkin(connection)
-            return value
-        } catch {
-            checkin(connection)
-            throw error
-        }
+        defer { checkin(connection) }
+        return try await body(connection)
     }
 
     /// Current counts, for metrics.

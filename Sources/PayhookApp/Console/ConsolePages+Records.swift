@@ -32,7 +32,7 @@ extension ConsolePages {
         return "\(ConsoleMoney.format(minor, currency ?? ""))"
     }
 
-    static func callbackRows(_ callbacks: [ConsoleReads.Callback], now: Date) -> [[HTML]] {
+    static func callbackRows(_ callbacks: [OrderRecord.Callback], now: Date) -> [[HTML]] {
         callbacks.map { callback in
             ["\(callback.type)", "<code>\(callback.webhookID)</code>",
              badge(callback.status, callback.status == "delivered" ? "ok" : callback.status == "pending" ? "waiting" : "failed"),
@@ -62,7 +62,7 @@ extension ConsolePages {
              "\(payment.chargebacks - payment.chargebackReversals)", HTML.time(payment.updatedAt, now: now)]
         }, numeric: [2, 3, 7], empty: "No payments linked yet.")
         let callbacks = table(["type", "webhook id", "status", "attempts", "last answer", "created", "delivered"],
-                              callbackRows(order.callbacks.map(ConsoleReads.Callback.init), now: now), numeric: [3], empty: "No callbacks sent.")
+                              callbackRows(order.callbacks, now: now), numeric: [3], empty: "No callbacks sent.")
         let body: HTML = """
             <h1>Order \(order.id)</h1>
             <div class="card">\(summary)</div>
@@ -106,7 +106,7 @@ extension ConsolePages {
         return page.render(title: "Subscriptions", nav: "subscriptions", body: body)
     }
 
-    static func subscription(_ page: ConsolePage, detail: SubscriptionOperations.Detail, callbacks: [ConsoleReads.Callback],
+    static func subscription(_ page: ConsolePage, detail: SubscriptionOperations.Detail, callbacks: [OrderRecord.Callback],
                              audit: [ConsoleReads.AuditEntry]) -> HTTPResponse {
         let now = Date()
         let subscription = detail.subscription

@@ -205,7 +205,7 @@ extension ConsoleReads {
                           outcome: ["needs_review", "failed"].contains(order.fulfillmentStatus) ? "failed"
                               : order.fulfillmentStatus == "fulfilled" ? "ok" : "waiting"))
         for callback in order.callbacks {
-            steps.append(Self.callbackStep(Callback(callback)))
+            steps.append(Self.callbackStep(callback))
         }
         steps += try await jobSteps(["fulfill_order:\(id)"] + order.callbacks.map { "merchant_callback:\($0.webhookID)" }, on: connection)
         return steps
@@ -216,7 +216,7 @@ extension ConsoleReads {
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    static func callbackStep(_ callback: Callback) -> Step {
+    static func callbackStep(_ callback: OrderRecord.Callback) -> Step {
         let answer = callback.lastStatusCode.map { "last answer HTTP \($0)" } ?? "no answer yet"
         return Step("callback", at: callback.deliveredAt ?? callback.createdAt,
                     "\(callback.type) \(callback.webhookID): \(callback.status) after \(callback.attempts) attempt(s), \(answer)",

@@ -121,41 +121,10 @@ struct ConsoleReads: Sendable {
         }
     }
 
-    /// A merchant callback as the console lists it: an order's (`OrderRecord`) or a subscription's.
-    struct Callback: Sendable {
-        let webhookID: String
-        let type: String
-        let status: String
-        let attempts: Int
-        let lastStatusCode: Int?
-        let createdAt: Date
-        let deliveredAt: Date?
-
-        init(_ callback: OrderRecord.Callback) {
-            webhookID = callback.webhookID
-            type = callback.type
-            status = callback.status
-            attempts = callback.attempts
-            lastStatusCode = callback.lastStatusCode
-            createdAt = callback.createdAt
-            deliveredAt = callback.deliveredAt
-        }
-
-        init(row: PostgresRow) throws {
-            webhookID = try row.decode("webhook_id")
-            type = try row.decode("type")
-            status = try row.decode("status")
-            attempts = try row.decode("attempts")
-            lastStatusCode = try row.decode("last_status_code")
-            createdAt = try row.decode("created_at")
-            deliveredAt = try row.decode("delivered_at")
-        }
-    }
-
     /// Merchant callbacks about one subscription (`subscription.*`), oldest first.
-    func subscriptionCallbacks(id: Int64) async throws(OperationsError) -> [Callback] {
+    func subscriptionCallbacks(id: Int64) async throws(OperationsError) -> [OrderRecord.Callback] {
         do {
-            return try await pool.query(ConsoleSQL.shared.callbacksOfSubscription, [.int(id)]).map { try Callback(row: $0) }
+            return try await pool.query(ConsoleSQL.shared.callbacksOfSubscription, [.int(id)]).map { try OrderRecord.Callback(row: $0) }
         } catch {
             throw OperationsError.wrapping(error)
         }

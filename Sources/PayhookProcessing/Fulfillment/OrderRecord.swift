@@ -31,6 +31,18 @@ package struct OrderRecord: Sendable {
         package var lastStatusCode: Int?
         package var createdAt: Date
         package var deliveredAt: Date?
+
+        /// A `merchant_callbacks` row with these columns: webhook_id, type, status, attempts,
+        /// last_status_code, created_at, delivered_at (orders' and subscriptions' alike).
+        package init(row: PostgresRow) throws(PostgresError) {
+            webhookID = try row.decode("webhook_id")
+            type = try row.decode("type")
+            status = try row.decode("status")
+            attempts = try row.decode("attempts")
+            lastStatusCode = try row.decode("last_status_code")
+            createdAt = try row.decode("created_at")
+            deliveredAt = try row.decode("delivered_at")
+        }
     }
 
     package var id: Int64
@@ -91,11 +103,7 @@ extension OrderRecord {
                     updatedAt: try row.decode("updated_at"), account: try row.decode("account"))
         }
         if withCallbacks {
-            order.callbacks = try await connection.query(FulfillmentSQL.shared.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in
-                Callback(webhookID: try row.decode("webhook_id"), type: try row.decode("type"), status: try row.decode("status"),
-                         attempts: try row.decode("attempts"), lastStatusCode: try row.decode("last_status_code"),
-                         createdAt: try row.decode("created_at"), deliveredAt: try row.decode("delivered_at"))
-            }
+            order.callbacks = try await connection.query(FulfillmentSQL.shared.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in try Callback(row: row) }
         }
         return order
     }

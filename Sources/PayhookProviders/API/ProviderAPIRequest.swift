@@ -110,4 +110,19 @@ struct ProviderAPIRequest: Sendable {
         }
         return value
     }
+
+    /// Rejects a charge of zero or less before any request is made.
+    static func checkPositive(_ amount: Money, operation: String) throws(ProviderAPIError) {
+        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+    }
+
+    /// Runs `decode` on an answer: a body that does not decode is `.invalidResponse`, naming
+    /// the operation and what the decoder found (never a credential: answers carry none).
+    static func decoding<T>(_ operation: String, _ decode: () throws -> T) throws(ProviderAPIError) -> T {
+        do {
+            return try decode()
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        }
+    }
 }

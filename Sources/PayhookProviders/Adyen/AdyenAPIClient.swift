@@ -71,7 +71,7 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
         let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "storedPaymentMethodId (token)", operation: operation)
         let shopper = try ProviderAPIRequest.checkRequired(storedCredential.shopperReference, field: "shopperReference", operation: operation)
-        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        try ProviderAPIRequest.checkPositive(amount, operation: operation)
         let body = Self.chargeBody(
             token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount)
         let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/payments", operation: operation)
@@ -81,11 +81,7 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
                       ("Content-Type", "application/json"), ("Accept", "application/json")],
             body: body.bytes, timeout: timeout)
         let answer = try await request.send(via: http)
-        do {
-            return try AdyenChargeClassification.result(paymentJSON: answer)
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try AdyenChargeClassification.result(paymentJSON: answer) }
     }
 
     /// Always ``ChargeLookup/unsupported``, without a network call. Checkout cannot look a

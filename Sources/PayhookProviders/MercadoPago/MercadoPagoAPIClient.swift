@@ -39,11 +39,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     public func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot {
         let operation = "mercadopago GET /v1/orders"
         let body = try await get("/v1/orders/", id: id, operation: operation)
-        do {
-            return try MercadoPagoOrderDecoder.decode(body)
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoOrderDecoder.decode(body) }
     }
 
     /// `GET /v1/payments/{id}` (a classic payment), decoded by ``MercadoPagoPaymentDecoder``.
@@ -51,11 +47,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     public func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot {
         let operation = "mercadopago GET /v1/payments"
         let body = try await get("/v1/payments/", id: id, operation: operation)
-        do {
-            return try MercadoPagoPaymentDecoder.decode(body)
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoPaymentDecoder.decode(body) }
     }
 
     /// `POST /v1/orders` with `X-Idempotency-Key`: a merchant-initiated charge of the customer's
@@ -90,7 +82,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
         let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "payment_profile_id (token)", operation: operation)
         let customer = try ProviderAPIRequest.checkRequired(storedCredential.customerID, field: "payer.customer_id", operation: operation)
-        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        try ProviderAPIRequest.checkPositive(amount, operation: operation)
         let body = Self.chargeBody(
             token: token, customerID: customer, previousTransactionReference: storedCredential.previousTransactionReference,
             billing: storedCredential.billing, amount: amount, reference: reference)
@@ -101,11 +93,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
                       ("Content-Type", "application/json"), ("Accept", "application/json")],
             body: body.bytes, timeout: timeout)
         let answer = try await request.send(via: http, accepting: [402])
-        do {
-            return try MercadoPagoChargeClassification.result(orderJSON: answer)
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(orderJSON: answer) }
     }
 
     /// The order a charge created, by the order id `POST /v1/orders` returned:
@@ -124,11 +112,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         guard let orderID = providerPaymentID else { return .unsupported }
         let operation = "mercadopago GET /v1/orders"
         let body = try await get("/v1/orders/", id: orderID, operation: operation)
-        do {
-            return .found(try MercadoPagoChargeClassification.result(orderJSON: body))
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return .found(try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(orderJSON: body) })
     }
 
     /// The charge body, built from exact values; a function of its inputs only, so a retry

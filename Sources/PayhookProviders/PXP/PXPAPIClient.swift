@@ -82,11 +82,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         guard let match = matches.first else {
             throw ProviderAPIError(.notFound, "\(operation): no such transaction")
         }
-        do {
-            return try PXPTransactionDecoder.decode(match)
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try PXPTransactionDecoder.decode(match) }
     }
 
     /// `POST {base}/transactions`: a merchant-initiated card-on-file purchase whose
@@ -116,16 +112,12 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         let operation = "pxp POST /transactions"
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation, maxLength: Self.maxMerchantTransactionIDLength)
         _ = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "card-on-file token", operation: operation)
-        guard amount.minorUnits > 0 else { throw ProviderAPIError(.invalidResponse, "\(operation): amount must be positive; not sent") }
+        try ProviderAPIRequest.checkPositive(amount, operation: operation)
         let body = Self.chargeBody(
             merchant: merchant, site: site, merchantTransactionID: idempotencyKey, date: now(),
             credential: storedCredential, amount: amount)
         let answer = try await send(method: "POST", path: "/transactions", body: body.bytes, operation: operation)
-        do {
-            return try chargeClassification.result(PayloadNode.parse(answer, provider: .pxp))
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
-        }
+        return try ProviderAPIRequest.decoding(operation) { try chargeClassification.result(PayloadNode.parse(answer, provider: .pxp)) }
     }
 
     /// `GET {base}/transactions/{merchant}/{site}?merchantTransactionId={key}`: the charge made
@@ -143,12 +135,10 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         let operation = "pxp GET /transactions/{merchant}/{site}?merchantTransactionId"
         try ProviderAPIRequest.checkIdempotencyKey(idempotencyKey, operation: operation)
         let matches = try await lookUp(field: "merchantTransactionId", value: idempotencyKey, operation: operation)
-        do {
-            let results = try matches.map { node throws(PayloadError) in try chargeClassification.result(node) }
-            return (results.first { $0.outcome == .succeeded } ?? results.first).map(ChargeLookup.found) ?? .notFound
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
+        let results = try ProviderAPIRequest.decoding(operation) {
+            try matches.map { node throws(PayloadError) in try chargeClassification.result(node) }
         }
+        return (results.first { $0.outcome == .succeeded } ?? results.first).map(ChargeLookup.found) ?? .notFound
     }
 
     /// `GET {base}/transactions/{merchant}/{site}?{field}={value}`, PXP's documented lookup, and
@@ -171,7 +161,7 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         } catch where error.kind == .notFound {
             throw ProviderAPIError(.invalidResponse, "\(operation): HTTP 404, not read as \"no such transaction\"; outcome unknown")
         }
-        do {
+        return try ProviderAPIRequest.decoding(operation) {
             // An array is a valid answer here, which PayloadNode.parse (objects only) refuses.
             guard let parsed = JSONValue.parse(answer) else { throw PayloadError(provider: .pxp, code: .malformedJSON) }
             let root = PayloadNode(value: parsed, path: "", provider: .pxp)
@@ -188,8 +178,6 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
             let matches = try candidates.filter { node throws(PayloadError) in try node[field].string() == value }
             guard !matches.isEmpty else { throw root.error(.unrecognizedValue) }
             return matches
-        } catch {
-            throw ProviderAPIError(.invalidResponse, "\(operation): \(error)")
         }
     }
 
