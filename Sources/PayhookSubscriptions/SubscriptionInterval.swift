@@ -39,6 +39,11 @@ package struct SubscriptionInterval: Sendable, Hashable {
         .object([.init("every", .int(Int64(every))), .init("unit", .string(unit.rawValue))])
     }
 
+    /// As an operator reads it: `every month`, `every 2 weeks`.
+    package var readable: String {
+        every == 1 ? "every \(unit.rawValue)" : "every \(every) \(unit.rawValue)s"
+    }
+
     /// Reads the stored column back: what ``json`` wrote, so `every` is an integer.
     static func parse(json text: String) -> SubscriptionInterval? {
         guard let object = JSONValue.parse(Array(text.utf8)),

@@ -242,7 +242,9 @@ struct ConsoleTests {
                 #expect(answer.status == 303)
                 return try await console.send("GET", "/console/subscriptions/\(id)", cookie: cookie).text
             }
-            #expect(try await act("pause").contains("Subscription \(id) is now paused."))
+            let paused = try await act("pause")
+            #expect(paused.contains("Subscription \(id) is now paused."))
+            #expect(paused.contains("<dd>every month</dd>"), "the interval reads as words, not the stored JSON")
             #expect(try await act("cancel").contains("Subscription \(id) is now canceled."))
             #expect(try await act("resume").contains("Resume refused: subscription \(id) is canceled and cannot be resumed"))
             #expect(try await database.string("SELECT status AS v FROM subscriptions WHERE id = $1", [.int(id)]) == "canceled")
@@ -282,6 +284,45 @@ struct ConsoleTests {
             #expect(Array(stages.prefix(4)) == ["received", "verified", "processed", "payment"])
             #expect(byPayment.text.contains("19.99 EUR"))
             #expect(byPayment.text.contains("order-&lt;i&gt;9&lt;/i&gt;"))
+        }
+    }
+
+    @Test("a delivery's journey shows its dead letter and who replayed it; a job's, who discarded it")
+    func searchShowsDeadLetters() async throws {
+        try await ConsoleHarness.with("console_search_dead") { console in
+            let database = console.database
+            let inbound = try await database.seedDeadInbound(reason: "max_attempts_exceeded", error: "pxp fetch: timeout")
+            let key = try #require(try await database.string("SELECT dedup_key AS v FROM inbound_events WHERE id = $1", [.int(inbound.event)]))
+            let (cookie, csrf) = try await console.signIn(name: "alice")
+
+            let dead = try await console.send("GET", "/console/search?q=\(ConsolePages.urlEncode(key))", cookie: cookie)
+            #expect(dead.text.contains("dead letter \(inbound.letter) opened (max_attempts_exceeded): pxp fetch: timeout"))
+            #expect(dead.text.contains("/console/dead-letters/\(inbound.letter)"), "the step links to the letter")
+
+            _ = try await console.send("POST", "/console/dead-letters/\(inbound.letter)/replay", cookie: cookie,
+                                       form: [("csrf", csrf), ("note", "provider back")])
+            let replayed = try await console.send("GET", "/console/search?q=\(ConsolePages.urlEncode(key))", cookie: cookie)
+            #expect(replayed.text.contains("dead letter \(inbound.letter) replayed by alice: provider back"))
+
+            // A charge's job that dead-lettered and was discarded shows on the charge's journey.
+            let job: Int64 = try await database.int("""
+                INSERT INTO jobs (kind, payload, state, attempt, max_attempts, unique_key, finalized_at)
+                VALUES ('charge_recurring', '{}', 'discarded', 5, 5, 'search-dead-key', now()) RETURNING id AS n
+                """)
+            let letter: Int64 = try await database.int("""
+                INSERT INTO dead_letters (source, source_id, reason, error, status, resolved_at, resolved_by, note)
+                VALUES ('job', $1, 'max_attempts_exceeded', 'HTTP 503', 'discarded', now(), 'bob', 'charged by hand')
+                RETURNING id AS n
+                """, [.int(job)])
+            let pool = PostgresPool(conninfo: database.url, maxConnections: 1)
+            let jobSteps = try await pool.withConnection { connection in
+                try await ConsoleReads.deadLetterSteps(inboundEvents: [], jobs: [job], on: connection)
+            }
+            await pool.close()
+            #expect(jobSteps.map(\.summary) == [
+                "dead letter \(letter) opened (max_attempts_exceeded): HTTP 503",
+                "dead letter \(letter) discarded by bob: charged by hand",
+            ])
         }
     }
 }

@@ -50,6 +50,13 @@ struct SubscriptionUnitTests {
         #expect(SubscriptionInterval(every: 121, unit: .month) == nil)
     }
 
+    @Test("an interval reads as words: one unit singular, more plural")
+    func readable() {
+        #expect(Self.monthly().readable == "every month")
+        #expect(SubscriptionInterval(every: 3, unit: .day)!.readable == "every 3 days")
+        #expect(SubscriptionInterval(every: 2, unit: .week)!.readable == "every 2 weeks")
+    }
+
     @Test("the last cycle due at or before a date, for each unit, at and around due dates", arguments: [
         SubscriptionInterval.Unit.day, .week, .month,
     ])

@@ -114,7 +114,7 @@ extension ConsolePages {
             ("reference", "\(subscription.reference)"), ("status", subscriptionBadge(subscription.status)),
             ("status reason", HTML.text(subscription.statusReason)),
             ("amount", money(subscription.amountMinor, subscription.currency)),
-            ("interval", "<code>\(subscription.intervalJSON)</code>"),
+            ("interval", subscription.interval.map { "\($0.readable)" } ?? "<code>\(subscription.intervalJSON)</code>"),
             ("vault token", "\(subscription.tokenProvider) token \(subscription.vaultTokenID) (\(subscription.tokenStatus))"),
             ("next cycle", "\(subscription.cycle)\(subscription.maxCycles.map { " of \($0)" } ?? "")"),
             ("next charge", HTML.time(subscription.nextChargeAt, now: now)), ("started", HTML.time(subscription.startAt, now: now)),

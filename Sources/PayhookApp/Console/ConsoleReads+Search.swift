@@ -11,7 +11,7 @@ import PayhookSubscriptions
 extension ConsoleReads {
     /// One step of a journey: when, which stage, what happened and how it ended.
     struct Step: Sendable {
-        /// `received`, `verified`, `processed`, `payment`, `order`, `job`, `callback`, `charge`.
+        /// `received`, `verified`, `processed`, `dead letter`, `payment`, `order`, `job`, `callback`, `charge`.
         let stage: String
         let at: Date?
         let summary: String
@@ -61,7 +61,7 @@ extension ConsoleReads {
                 }
                 for row in try await connection.query(ConsoleSQL.shared.searchInbound, [.text(key)]) {
                     let event = try InboundSummary(row: row)
-                    var steps = event.steps
+                    var steps = event.steps + (try await Self.deadLetterSteps(inboundEvents: [event.id], jobs: [], on: connection))
                     for payment in try await connection.query(ConsoleSQL.shared.paymentsOfInbound, [.int(event.id)]) {
                         steps += try await paymentSteps(try payment.decode("id"), on: connection, withOrder: true)
                     }
@@ -91,7 +91,7 @@ extension ConsoleReads {
     }
 
     /// The order a journey reads in, for steps of the same second.
-    static let stageRank = ["received", "verified", "processed", "payment", "order", "job", "callback", "charge"]
+    static let stageRank = ["received", "verified", "processed", "dead letter", "payment", "order", "job", "callback", "charge"]
 
     /// Steps sorted by time, steps without a time (not happened yet) last. Within one second
     /// (the precision shown) the journey's stage order wins: a processor writes the payment
@@ -154,9 +154,13 @@ extension ConsoleReads {
     private func paymentSteps(_ id: Int64, on connection: PostgresConnection, withOrder: Bool) async throws -> [Step] {
         guard let row = try await connection.query(ConsoleSQL.shared.payment, [.int(id)]).rows.first else { return [] }
         var steps: [Step] = []
+        var deliveries: [Int64] = []
         for event in try await connection.query(ConsoleSQL.shared.paymentInbound, [.int(id)]) {
-            steps += try InboundSummary(row: event).steps
+            let summary = try InboundSummary(row: event)
+            deliveries.append(summary.id)
+            steps += summary.steps
         }
+        steps += try await Self.deadLetterSteps(inboundEvents: deliveries, jobs: [], on: connection)
         let providerPaymentID: String = try row.decode("provider_payment_id")
         let provider: String = try row.decode("provider")
         let status: String = try row.decode("status")
@@ -237,7 +241,9 @@ extension ConsoleReads {
 
     private func jobSteps(_ keys: [String], on connection: PostgresConnection) async throws -> [Step] {
         guard !keys.isEmpty else { return [] }
-        return try await connection.query(ConsoleSQL.shared.jobsByKey, [.text("{" + keys.map(Self.arrayElement).joined(separator: ",") + "}")]).map { row in
+        var jobs: [Int64] = []
+        let steps = try await connection.query(ConsoleSQL.shared.jobsByKey, [.text("{" + keys.map(Self.arrayElement).joined(separator: ",") + "}")]).map { row in
+            jobs.append(try row.decode("id"))
             let state: String = try row.decode("state")
             let outcome = switch state {
             case "succeeded": "ok"
@@ -249,6 +255,33 @@ extension ConsoleReads {
                             + "attempt \(try row.decode("attempt", as: Int.self)) of \(try row.decode("max_attempts", as: Int.self))",
                         outcome: outcome)
         }
+        return steps + (try await Self.deadLetterSteps(inboundEvents: [], jobs: jobs, on: connection))
+    }
+
+    /// The dead letters of these deliveries and jobs: when each opened and why, and who
+    /// replayed or discarded it, with their note. A replayed delivery's journey would otherwise
+    /// show only its final `processed` step.
+    static func deadLetterSteps(inboundEvents: [Int64], jobs: [Int64], on connection: PostgresConnection) async throws -> [Step] {
+        guard !inboundEvents.isEmpty || !jobs.isEmpty else { return [] }
+        func literal(_ ids: [Int64]) -> PostgresValue { .text("{" + ids.map(String.init).joined(separator: ",") + "}") }
+        var steps: [Step] = []
+        for row in try await connection.query(ConsoleSQL.shared.deadLettersOfSources, [literal(inboundEvents), literal(jobs)]) {
+            let id: Int64 = try row.decode("id")
+            let status: String = try row.decode("status")
+            let error: String? = try row.decode("error")
+            let link = "/console/dead-letters/\(id)"
+            steps.append(Step("dead letter", at: try row.decode("created_at"),
+                              "dead letter \(id) opened (\(try row.decode("reason", as: String.self)))" + (error.map { ": \($0)" } ?? ""),
+                              outcome: "failed", link: link))
+            if status != "open" {
+                let actor: String = try row.decode("resolved_by") ?? "unknown"
+                let note: String? = try row.decode("note")
+                steps.append(Step("dead letter", at: try row.decode("resolved_at"),
+                                  "dead letter \(id) \(status) by \(actor)" + (note.map { ": \($0)" } ?? ""),
+                                  outcome: status == "replayed" ? "ok" : "failed", link: link))
+            }
+        }
+        return steps
     }
 }
 

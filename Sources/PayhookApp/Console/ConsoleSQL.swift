@@ -134,6 +134,13 @@ struct ConsoleSQL: SQLStatementSet {
         WHERE unique_key = ANY($1::text[]) ORDER BY id
         """
 
+    /// The dead letters of deliveries $1 and jobs $2 (bigint array literals), open or resolved.
+    let deadLettersOfSources = """
+        SELECT id, reason, error, status, created_at, resolved_at, resolved_by, note FROM dead_letters
+        WHERE (source = 'inbound_event' AND source_id = ANY($1::bigint[])) OR (source = 'job' AND source_id = ANY($2::bigint[]))
+        ORDER BY id LIMIT 100
+        """
+
     let chargesOfPayment = """
         SELECT subscription_id, id, cycle, attempt, idempotency_key, status, created_at, updated_at FROM charges
         WHERE provider = ANY(\(ConsoleSQL.providers)) AND provider_payment_id = $1 ORDER BY id
