@@ -108,6 +108,73 @@ struct OnCallMaintenanceTests {
         await pool.close()
     }
 
+    @Test("two processes' maintenance loops at once, each with its own pool: the same correct gauges, every old row deleted once, no error logged")
+    func twoMaintenanceLoops() async throws {
+        let database = try await TestDatabase.migrated("oncall_two_loops")
+        // What retention must delete (old processed deliveries, old finished jobs) beside what
+        // the gauges count (pending deliveries, open letters, unfinished jobs).
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, status, received_at)
+            SELECT 'pxp', 'old-' || g, '\\x7b7d', 'processed', now() - interval '45 days' FROM generate_series(1, 2500) g
+            """)
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, received_at)
+            SELECT 'pxp', 'pending-' || g, '\\x7b7d', now() - g * interval '1 minute' FROM generate_series(1, 7) g
+            """)
+        try await database.query("""
+            INSERT INTO jobs (kind, unique_key, state, finalized_at)
+            SELECT 'fulfill_order', 'done-' || g, 'succeeded', now() - interval '9 days' FROM generate_series(1, 1500) g
+            """)
+        try await database.query("INSERT INTO jobs (kind, unique_key) SELECT 'merchant_callback', 'due-' || g FROM generate_series(1, 3) g")
+        try await database.seedDeadInbound()
+        try await database.seedDeadJob()
+
+        struct Process {
+            let pool: PostgresPool
+            let metrics: MetricsRegistry
+            let maintenance: BackgroundMaintenance
+            let task: Task<Void, Never>
+        }
+        let problems = Mutex<[String]>([])
+        let logger = Logger(minimumLevel: .warning) { line in problems.withLock { $0.append(line) } }
+        var policy = RetentionPolicy(interval: .seconds(3600))
+        // Small batches, so the two sweeps' statements interleave many times over.
+        policy.batchSize = 100
+        policy.pausePercent = 0
+        let processes = (0..<2).map { _ in
+            let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+            let metrics = MetricsRegistry()
+            let maintenance = BackgroundMaintenance(pool: pool, policy: policy, metrics: metrics, logger: logger)
+            return Process(pool: pool, metrics: metrics, maintenance: maintenance, task: Task { await maintenance.run() })
+        }
+        func deleted(_ table: String) -> Double {
+            processes.map { metricValue($0.metrics.renderPrometheus(), "payhook_retention_deleted_total", "table=\"\(table)\"") ?? 0 }
+                .reduce(0, +)
+        }
+        // Each loop sweeps and measures once at start, then waits an hour.
+        let settled = await eventually(timeout: .seconds(60)) {
+            let processed = try? await database.int("SELECT count(*) AS n FROM inbound_events WHERE status = 'processed'")
+            let finished = try? await database.int("SELECT count(*) AS n FROM jobs WHERE state = 'succeeded'")
+            return processes.allSatisfy { $0.maintenance.gauges.current != nil } && processed == 0 && finished == 0
+        }
+        for process in processes { process.maintenance.stop() }
+        for process in processes {
+            await process.task.value
+            await process.pool.close()
+        }
+
+        #expect(settled, "the two loops did not finish their first sweep and refresh")
+        #expect(deleted("inbound_events") == 2500)
+        #expect(deleted("jobs") == 1500)
+        for (index, process) in processes.enumerated() {
+            let snapshot = try #require(process.maintenance.gauges.current, "process \(index) has no gauges")
+            #expect(snapshot.backlog == 7, "process \(index)")
+            #expect(snapshot.oldestPendingSeconds >= 7 * 60, "process \(index)")
+            #expect(snapshot.openInbound == 1 && snapshot.openJob == 1, "process \(index)")
+        }
+        #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 })")
+    }
+
     @Test("a periodic loop stops promptly in the middle of a long pause")
     func loopStops() async throws {
         let loop = PeriodicLoop()
