@@ -1,4 +1,5 @@
 import Foundation
 import PayhookApp
 
-exit(await PayhookCLI.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+exit(await PayhookCLI.run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
+                          output: .standard))

@@ -9,7 +9,7 @@ import PayhookOperations
 /// the admin API runs.
 ///
 /// Replay is a dry run unless `--execute` is given: at 3 a.m. the safe command is the default.
-enum DeadLettersCommand: Subcommand {
+struct DeadLettersCommand: CommandGroup {
     static let usage = """
         usage: payhook dead-letters <list|show|replay|discard> [options]
 
@@ -30,42 +30,38 @@ enum DeadLettersCommand: Subcommand {
 
         """
 
-    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
-        var rest = arguments
-        guard let subcommand = rest.popFirst() else { return usageError("dead-letters needs a subcommand") }
-        let filterOptions: Set<String> = ["--provider", "--source", "--since", "--reason", "--status", "--limit"]
+    static let missingSubcommand = "dead-letters needs a subcommand"
+
+    /// The options that select letters: `list`'s, and `replay --all`'s.
+    static let filterOptions: Set<String> = ["--provider", "--source", "--since", "--reason", "--status", "--limit"]
+
+    let environment: [String: String]
+    let output: CommandOutput
+
+    func run(_ subcommand: String, _ rest: ArraySlice<String>) async -> Int32 {
         switch subcommand {
         case "list":
-            guard let parsed = parse(rest, options: filterOptions, flags: ["--json"]) else { return 2 }
+            guard let parsed = parse(rest, options: Self.filterOptions, flags: ["--json"]) else { return 2 }
             guard parsed.positionals.isEmpty else { return usageError("list takes no ids (use show ID)") }
             guard var filter = filter(from: parsed) else { return 2 }
             if filter.limit == nil { filter.limit = 100 }
-            return await withOperations(environment) { operations in
+            return await withOperations { operations in
                 let letters = try await operations.list(filter)
-                if parsed.flags.contains("--json") {
-                    print(JSONOutput.array(letters.map(\.json)).rendered)
-                } else {
-                    print(table(letters), terminator: "")
-                }
+                printResult(parsed, json: .array(letters.map(\.json)), text: Self.table(letters))
                 return 0
             }
         case "show":
             guard let parsed = parse(rest, options: [], flags: ["--json"]) else { return 2 }
-            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
-                return usageError("show needs exactly one dead letter id")
-            }
-            return await withOperations(environment) { operations in
+            guard let id = onlyID(parsed, else: "show needs exactly one dead letter id") else { return 2 }
+            return await withOperations { operations in
                 let detail = try await operations.detail(id: id)
-                print(parsed.flags.contains("--json") ? detail.json.rendered : describe(detail), terminator: parsed.flags.contains("--json") ? "\n" : "")
+                printResult(parsed, json: detail.json, text: Self.describe(detail))
                 return 0
             }
         case "replay":
-            return await replay(rest, environment: environment, filterOptions: filterOptions)
+            return await replay(rest)
         case "discard":
-            return await discard(rest, environment: environment)
-        case "help", "--help", "-h":
-            print(usage, terminator: "")
-            return 0
+            return await discard(rest)
         default:
             return usageError("unknown dead-letters subcommand: \(subcommand)")
         }
@@ -73,8 +69,8 @@ enum DeadLettersCommand: Subcommand {
 
     // MARK: replay and discard
 
-    private static func replay(_ arguments: ArraySlice<String>, environment: [String: String], filterOptions: Set<String>) async -> Int32 {
-        guard let parsed = parse(arguments, options: filterOptions.union(["--rate", "--note", "--actor"]),
+    private func replay(_ arguments: ArraySlice<String>) async -> Int32 {
+        guard let parsed = parse(arguments, options: Self.filterOptions.union(["--rate", "--note", "--actor"]),
                                  flags: ["--json", "--execute", "--all"]) else { return 2 }
         let all = parsed.flags.contains("--all")
         guard all != !parsed.positionals.isEmpty else {
@@ -82,7 +78,7 @@ enum DeadLettersCommand: Subcommand {
         }
         guard let ids = ids(parsed.positionals) else { return 2 }
         guard var filter = filter(from: parsed) else { return 2 }
-        if !all, !Set(parsed.values.keys).isDisjoint(with: filterOptions) {
+        if !all, !Set(parsed.values.keys).isDisjoint(with: Self.filterOptions) {
             return usageError("filters (--provider, --since, …) only apply with --all")
         }
         guard filter.status == .open else { return usageError("replay --all only replays open letters; drop --status") }
@@ -96,35 +92,29 @@ enum DeadLettersCommand: Subcommand {
         } else {
             rate = 50
         }
+        guard let actor = actorIfExecuting(parsed) else { return 2 }
         let execute = parsed.flags.contains("--execute")
         let json = parsed.flags.contains("--json")
-        // A dry run changes nothing, so only an executed replay needs to know who acts.
-        var actor = ""
-        if execute {
-            guard let name = Self.actor(parsed, environment) else { return 2 }
-            actor = name
-        }
-        return await withOperations(environment) { operations in
+        return await withOperations { operations in
             let letters = all ? try await operations.matching(filter) : try await operations.letters(ids: ids)
             let open = letters.filter { $0.status == .open }
             guard execute else {
                 if json {
-                    print(JSONOutput.object([
+                    output.print(JSONOutput.object([
                         .init("dry_run", .bool(true)), .init("would_replay", .int(Int64(open.count))),
                         .init("letters", .array(letters.map { letter in
-                            .object([.init("dead_letter", letter.json), .init("replay_would", .string(plan(letter)))])
+                            .object([.init("dead_letter", letter.json), .init("replay_would", .string(Self.plan(letter)))])
                         })),
                     ]).rendered)
                 } else {
-                    print("DRY RUN: would replay \(open.count) dead letter(s); nothing was changed.")
-                    for letter in letters { print("  \(letter.id)  \(letter.source.rawValue) \(letter.sourceID)  \(plan(letter))") }
-                    if !open.isEmpty { print("Run again with --execute to replay them (at most \(format(rate))/s).") }
+                    output.print("DRY RUN: would replay \(open.count) dead letter(s); nothing was changed.")
+                    for letter in letters { output.print("  \(letter.id)  \(letter.source.rawValue) \(letter.sourceID)  \(Self.plan(letter))") }
+                    if !open.isEmpty { output.print("Run again with --execute to replay them (at most \(Self.format(rate))/s).") }
                 }
                 return 0
             }
-            let action = OperatorAction(actor: actor, note: parsed.values["--note"], context: [
-                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
-            ] + (all ? [.init("filter", filter.json)] : []))
+            let action = operatorAction(actor: actor, note: parsed.values["--note"], arguments: Array(arguments),
+                                        context: all ? [.init("filter", filter.json)] : [])
             var outcomes: [JSONOutput] = []
             var replayed = 0
             var failed = 0
@@ -138,54 +128,52 @@ enum DeadLettersCommand: Subcommand {
                     if outcome.changed { replayed += 1 }
                     outcomes.append(outcome.json)
                     if !json {
-                        print(outcome.changed ? "replayed \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)")
+                        output.print(outcome.changed ? "replayed \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)")
                     }
                 } catch {
                     let failure = OperationsError.wrapping(error)
                     failed += 1
                     outcomes.append(.object([.init("id", .int(letter.id)), .init("error", failure.json)]))
-                    if !json { FileHandle.standardError.write(Data("payhook: dead letter \(letter.id): \(failure.message)\n".utf8)) }
+                    if !json { output.printError("payhook: dead letter \(letter.id): \(failure.message)") }
                     if failure.code == .databaseUnavailable { break }
                 }
             }
             if json {
-                print(JSONOutput.object([
+                output.print(JSONOutput.object([
                     .init("dry_run", .bool(false)), .init("replayed", .int(Int64(replayed))),
                     .init("failed", .int(Int64(failed))), .init("results", .array(outcomes)),
                 ]).rendered)
             } else {
-                print("replayed \(replayed) of \(letters.count) dead letter(s)" + (failed > 0 ? ", \(failed) failed" : ""))
+                output.print("replayed \(replayed) of \(letters.count) dead letter(s)" + (failed > 0 ? ", \(failed) failed" : ""))
             }
             return failed > 0 ? 1 : 0
         }
     }
 
-    private static func discard(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+    private func discard(_ arguments: ArraySlice<String>) async -> Int32 {
         guard let parsed = parse(arguments, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
         guard !parsed.positionals.isEmpty else { return usageError("discard needs dead letter ids") }
         guard let ids = ids(parsed.positionals) else { return 2 }
         guard let note = parsed.values["--note"], !note.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             return usageError("discard needs --note TEXT saying why the work is abandoned")
         }
-        guard let actor = actor(parsed, environment) else { return 2 }
+        guard let actor = actor(parsed) else { return 2 }
         let json = parsed.flags.contains("--json")
-        return await withOperations(environment) { operations in
+        return await withOperations { operations in
             let letters = try await operations.letters(ids: ids)
-            let action = OperatorAction(actor: actor, note: note, context: [
-                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
-            ])
+            let action = operatorAction(actor: actor, note: note, arguments: Array(arguments))
             var outcomes: [JSONOutput] = []
             var discarded = 0
             for letter in letters {
                 let outcome = try await operations.discard(id: letter.id, by: action)
                 if outcome.changed { discarded += 1 }
                 outcomes.append(outcome.json)
-                if !json { print(outcome.changed ? "discarded \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)") }
+                if !json { output.print(outcome.changed ? "discarded \(letter.id): \(outcome.effect)" : "\(letter.id): \(outcome.effect)") }
             }
             if json {
-                print(JSONOutput.object([.init("discarded", .int(Int64(discarded))), .init("results", .array(outcomes))]).rendered)
+                output.print(JSONOutput.object([.init("discarded", .int(Int64(discarded))), .init("results", .array(outcomes))]).rendered)
             } else {
-                print("discarded \(discarded) of \(letters.count) dead letter(s)")
+                output.print("discarded \(discarded) of \(letters.count) dead letter(s)")
             }
             return 0
         }
@@ -210,14 +198,7 @@ enum DeadLettersCommand: Subcommand {
              JSONOutput.format(letter.createdAt),
              clip(letter.reason + (letter.error.map { ": " + $0 } ?? ""), 90)]
         }
-        var widths = header.map(\.count)
-        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n\(letters.count) dead letter(s)\n"
+        return TextTable.render(header: header, rows: rows) + "\n\(letters.count) dead letter(s)\n"
     }
 
     static func describe(_ detail: DeadLetterDetail) -> String {
@@ -273,7 +254,7 @@ enum DeadLettersCommand: Subcommand {
 
     // MARK: arguments and plumbing
 
-    static func filter(from parsed: CommandArguments) -> DeadLetterFilter? {
+    func filter(from parsed: CommandArguments) -> DeadLetterFilter? {
         var filter = DeadLetterFilter()
         if let status = parsed.values["--status"] {
             guard let value = DeadLetter.Status(rawValue: status) else {
@@ -300,7 +281,7 @@ enum DeadLettersCommand: Subcommand {
         return filter
     }
 
-    private static func ids(_ positionals: [String]) -> [Int64]? {
+    private func ids(_ positionals: [String]) -> [Int64]? {
         var ids: [Int64] = []
         for text in positionals {
             guard let id = Int64(text), id > 0 else { _ = usageError("not a dead letter id: \(text)"); return nil }
@@ -311,60 +292,7 @@ enum DeadLettersCommand: Subcommand {
 
     /// Runs `body` with the operations on a small pool from the environment. Operations errors
     /// become exit 1 with their message on stderr.
-    static func withOperations(
-        _ environment: [String: String], _ body: (DeadLetterOperations) async throws -> Int32
-    ) async -> Int32 {
-        await PayhookCLI.withDatabase(environment) { pool in
-            do {
-                return try await body(DeadLetterOperations(pool: pool))
-            } catch {
-                return PayhookCLI.fail(OperationsError.wrapping(error).message)
-            }
-        }
-    }
-}
-
-/// Positional arguments, `--name value` options and `--flag`s of one subcommand.
-struct CommandArguments: Sendable {
-    /// Who runs an action that is audited: `--actor NAME`, else `$USER`, else the operating
-    /// system's account name; `nil` when none names anyone (an empty `$USER` counts as unset)
-    /// or `--actor` is given empty (asked for, then left blank: not guessed).
-    func actor(
-        _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
-    ) -> String? {
-        if let flag = values["--actor"] { return flag.isEmpty ? nil : flag }
-        if let user = environment["USER"], !user.isEmpty { return user }
-        guard let account = operatingSystemAccount(), !account.isEmpty else { return nil }
-        return account
-    }
-
-    static let missingActor = "who is acting? pass --actor NAME (neither $USER nor an operating-system account name is set); it goes into audit_log"
-
-    var positionals: [String] = []
-    var values: [String: String] = [:]
-    var flags: Set<String> = []
-
-    struct Problem: Error {
-        let message: String
-    }
-
-    /// Parses `arguments`; an option given twice, a missing value or an unknown `--x` is a problem.
-    static func parse(_ arguments: ArraySlice<String>, options: Set<String>, flags: Set<String>) -> Result<CommandArguments, Problem> {
-        var parsed = CommandArguments()
-        var rest = arguments
-        while let argument = rest.popFirst() {
-            if options.contains(argument) {
-                guard let value = rest.popFirst() else { return .failure(Problem(message: "\(argument) needs a value")) }
-                guard parsed.values[argument] == nil else { return .failure(Problem(message: "\(argument) given twice")) }
-                parsed.values[argument] = value
-            } else if flags.contains(argument) {
-                parsed.flags.insert(argument)
-            } else if argument.hasPrefix("-") {
-                return .failure(Problem(message: "unknown option: \(argument)"))
-            } else {
-                parsed.positionals.append(argument)
-            }
-        }
-        return .success(parsed)
+    private func withOperations(_ body: (DeadLetterOperations) async throws -> Int32) async -> Int32 {
+        await withDatabase { pool in try await body(DeadLetterOperations(pool: pool)) }
     }
 }

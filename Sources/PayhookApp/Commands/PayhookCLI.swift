@@ -7,7 +7,7 @@ import PayhookOperations
 /// The `payhook` command line: parses argv and runs one subcommand.
 ///
 /// Exit codes: 0 success, 1 runtime failure (database, configuration), 2 usage error.
-public enum PayhookCLI: Subcommand {
+public struct PayhookCLI: CommandGroup {
     public static let version = "0.1.0"
 
     public static let usage = """
@@ -45,20 +45,33 @@ public enum PayhookCLI: Subcommand {
 
         """
 
-    public static func main(arguments: [String], environment: [String: String]) async -> Int32 {
-        var rest = arguments.dropFirst()
-        guard let command = rest.popFirst() else { return usageError("missing command") }
+    static let missingSubcommand = "missing command"
+
+    /// The commands with a type, and a usage, of their own.
+    static let commands: [String: any Subcommand.Type] = [
+        "dead-letters": DeadLettersCommand.self, "inbound": InboundCommand.self, "subscriptions": SubscriptionsCommand.self,
+        "charges": ChargesCommand.self, "retention": RetentionCommand.self, "send-test": SendTestCommand.self,
+    ]
+
+    let environment: [String: String]
+    let output: CommandOutput
+
+    /// Runs one command line (`arguments` without the program name) and returns its exit status;
+    /// everything it prints goes to `output`.
+    public static func run(_ arguments: [String], environment: [String: String], output: CommandOutput) async -> Int32 {
+        await PayhookCLI(environment: environment, output: output).run(arguments[...])
+    }
+
+    func run(_ command: String, _ arguments: ArraySlice<String>) async -> Int32 {
+        var rest = arguments
         switch command {
-        case "help", "--help", "-h":
-            print(usage, terminator: "")
-            return 0
         case "version", "--version":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
-            print(flags.contains("--json") ? "{\"version\":\(JSONString.quote(version))}" : "payhook \(version)")
+            output.print(flags.contains("--json") ? "{\"version\":\(JSONString.quote(Self.version))}" : "payhook \(Self.version)")
             return 0
         case "migrate":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
-            return await migrate(environment: environment, json: flags.contains("--json"))
+            return await migrate(json: flags.contains("--json"))
         case "serve":
             var migrateFirst = false
             var roles = Set(ServeRole.allCases)
@@ -75,35 +88,20 @@ public enum PayhookCLI: Subcommand {
                 default: return usageError("unknown option for serve: \(argument)")
                 }
             }
-            return await serve(environment: environment, migrateFirst: migrateFirst, roles: roles)
-        case "dead-letters":
-            return await DeadLettersCommand.run(rest, environment: environment)
-        case "inbound":
-            return await InboundCommand.run(rest, environment: environment)
-        case "subscriptions":
-            return await SubscriptionsCommand.run(rest, environment: environment)
-        case "charges":
-            return await ChargesCommand.run(rest, environment: environment)
-        case "retention":
-            return await RetentionCommand.run(rest, environment: environment)
-        case "send-test":
-            return await SendTestCommand.run(rest, environment: environment)
+            return await serve(migrateFirst: migrateFirst, roles: roles)
         default:
-            return usageError("unknown command: \(command)")
+            guard let named = Self.commands[command] else { return usageError("unknown command: \(command)") }
+            return await named.init(environment: environment, output: output).run(rest)
         }
     }
 
-    static func parseFlags(_ arguments: ArraySlice<String>, allowed: Set<String>) -> Set<String>? {
+    /// The flags, or nil after reporting an unknown one with `payhook`'s usage.
+    func parseFlags(_ arguments: ArraySlice<String>, allowed: Set<String>) -> Set<String>? {
         for argument in arguments where !allowed.contains(argument) {
             _ = usageError("unknown option: \(argument)")
             return nil
         }
         return Set(arguments)
-    }
-
-    static func fail(_ message: String) -> Int32 {
-        FileHandle.standardError.write(Data("payhook: \(message)\n".utf8))
-        return 1
     }
 
     static func loadConfiguration(_ environment: [String: String]) -> Result<(Configuration, String), ConfigurationError> {
@@ -120,9 +118,9 @@ public enum PayhookCLI: Subcommand {
         }
     }
 
-    static func migrate(environment: [String: String], json: Bool) async -> Int32 {
+    func migrate(json: Bool) async -> Int32 {
         let loaded: (Configuration, String)
-        switch loadConfiguration(environment) {
+        switch Self.loadConfiguration(environment) {
         case .success(let value): loaded = value
         case .failure(let error): return fail(error.description)
         }
@@ -135,14 +133,14 @@ public enum PayhookCLI: Subcommand {
                 if json {
                     steps.append("{\"name\":\(JSONString.quote(name)),\"seconds\":\(seconds)}")
                 } else {
-                    print("applied \(name) in \(seconds) s")
+                    output.print("applied \(name) in \(seconds) s")
                 }
             }
             if json {
-                print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",")
+                output.print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",")
                       + "],\"steps\":[" + steps.joined(separator: ",") + "]}")
             } else if applied.isEmpty {
-                print("schema is up to date")
+                output.print("schema is up to date")
             }
             return 0
         } catch {
@@ -150,9 +148,9 @@ public enum PayhookCLI: Subcommand {
         }
     }
 
-    static func serve(environment: [String: String], migrateFirst: Bool, roles: Set<ServeRole> = Set(ServeRole.allCases)) async -> Int32 {
+    func serve(migrateFirst: Bool, roles: Set<ServeRole>) async -> Int32 {
         let (configuration, databaseURL): (Configuration, String)
-        switch loadConfiguration(environment) {
+        switch Self.loadConfiguration(environment) {
         case .success(let value): (configuration, databaseURL) = value
         case .failure(let error): return fail(error.description)
         }
@@ -177,30 +175,5 @@ public enum PayhookCLI: Subcommand {
             logger.error("serve failed", ["error": .string(String(describing: error))])
             return 1
         }
-    }
-
-    /// Opens a small pool from the environment's `DATABASE_URL`, runs `body`, closes the pool;
-    /// `dead-letters` and `subscriptions` share it.
-    static func withDatabase(_ environment: [String: String], _ body: (PostgresPool) async -> Int32) async -> Int32 {
-        let databaseURL: String
-        switch loadConfiguration(environment) {
-        case .success(let loaded): databaseURL = loaded.1
-        case .failure(let error): return fail(error.description)
-        }
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
-        let status = await body(pool)
-        await pool.close()
-        return status
-    }
-}
-
-extension OperationsError {
-    /// Prints the failure on standard error, naming the command-line option that fed `field`
-    /// (`--start-at: …`), and returns the exit status: 2 for input that is invalid or that a rule
-    /// refuses, 1 for anything else (the database, a conflict, a missing row).
-    func reportOnCommandLine(optionForField: [String: String]) -> Int32 {
-        let option = field.flatMap { optionForField[$0] }
-        FileHandle.standardError.write(Data("payhook: \(option.map { "\($0): " } ?? "")\(message)\n".utf8))
-        return code == .invalidArgument || code == .unprocessable ? 2 : 1
     }
 }

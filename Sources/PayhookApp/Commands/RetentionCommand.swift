@@ -9,7 +9,7 @@ import PayhookOperations
 /// Why a command when `serve` already sweeps every `PAYHOOK_RETENTION_INTERVAL_SECONDS`: after a
 /// shorter retention is configured, or from a scheduler an operator controls; and it lets a
 /// benchmark or test time one sweep. It may run beside any number of `serve` processes.
-enum RetentionCommand: Subcommand {
+struct RetentionCommand: CommandGroup {
     static let usage = """
         usage: payhook retention sweep [--json]
 
@@ -19,23 +19,21 @@ enum RetentionCommand: Subcommand {
 
         """
 
-    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
-        var rest = arguments
-        guard let subcommand = rest.popFirst() else { return usageError("retention needs a subcommand: sweep") }
-        switch subcommand {
-        case "sweep": break
-        case "help", "--help", "-h":
-            print(usage, terminator: "")
-            return 0
-        default: return usageError("unknown retention subcommand: \(subcommand)")
-        }
-        guard let flags = PayhookCLI.parseFlags(rest, allowed: ["--json"]) else { return 2 }
+    static let missingSubcommand = "retention needs a subcommand: sweep"
+
+    let environment: [String: String]
+    let output: CommandOutput
+
+    func run(_ subcommand: String, _ rest: ArraySlice<String>) async -> Int32 {
+        guard subcommand == "sweep" else { return usageError("unknown retention subcommand: \(subcommand)") }
+        // An unknown flag is reported with `payhook`'s usage, as it always has been.
+        guard let flags = PayhookCLI(environment: environment, output: output).parseFlags(rest, allowed: ["--json"]) else { return 2 }
         let policy: RetentionPolicy
         switch RetentionPolicy.parse(environment: environment) {
         case .success(let value): policy = value
-        case .failure(let error): return PayhookCLI.fail(error.description)
+        case .failure(let error): return fail(error.description)
         }
-        return await PayhookCLI.withDatabase(environment) { pool in
+        return await withDatabase { pool in
             let sweeper = RetentionSweeper(pool: pool, policy: policy, metrics: MetricsRegistry(), logger: .silent)
             let started = ContinuousClock.now
             do {
@@ -43,15 +41,15 @@ enum RetentionCommand: Subcommand {
                 let elapsed = ContinuousClock.now - started
                 let seconds = String(format: "%.2f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 if flags.contains("--json") {
-                    print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
+                    output.print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
                           + "\"rejected_deliveries\":\(outcome.rejectedDeliveries),\"jobs\":\(outcome.jobs),\"seconds\":\(seconds)}")
                 } else {
-                    print("deleted \(outcome.inboundEvents) inbound_events, \(outcome.paymentEvents) payment_events, "
+                    output.print("deleted \(outcome.inboundEvents) inbound_events, \(outcome.paymentEvents) payment_events, "
                           + "\(outcome.rejectedDeliveries) rejected_deliveries, \(outcome.jobs) jobs in \(seconds) s")
                 }
                 return 0
             } catch {
-                return PayhookCLI.fail("retention sweep failed: \(error)")
+                return fail("retention sweep failed: \(error)")
             }
         }
     }

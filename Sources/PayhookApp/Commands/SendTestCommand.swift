@@ -11,7 +11,7 @@ import PayhookProviders
 /// (`WebhookVerifiers`), over the very request it sends: ingress answers only `[accepted]` or
 /// `ok`, and this is the key the stored `inbound_events` row has. Running that verifier first
 /// also proves the delivery genuine before anything is sent.
-enum SendTestCommand: Subcommand {
+struct SendTestCommand: Subcommand {
     static let usage = """
         usage: payhook send-test PROVIDER EVENT [--to URL] [--account NAME] [--reference REF] [--id ID]
                                  [--amount MINOR-UNITS CURRENCY] [--count N] [--emulator URL] [--json]
@@ -48,12 +48,12 @@ enum SendTestCommand: Subcommand {
     /// emulator; the two meet only over HTTP).
     static let emulatorSeedPath = "_emulator/seed/"
 
-    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+    let environment: [String: String]
+    let output: CommandOutput
+
+    func run(_ arguments: ArraySlice<String>) async -> Int32 {
         var rest = arguments
-        if rest.first == "help" || rest.first == "--help" || rest.first == "-h" {
-            print(usage, terminator: "")
-            return 0
-        }
+        if rest.first == "help" || rest.first == "--help" || rest.first == "-h" { return printUsage() }
         // `--amount` takes two words; the rest is ordinary options.
         var amountWords: [String]?
         if let index = rest.firstIndex(of: "--amount") {
@@ -65,12 +65,8 @@ enum SendTestCommand: Subcommand {
             rest.removeSubrange(index...(index + 2))
             guard !rest.contains("--amount") else { return usageError("--amount given twice") }
         }
-        let parsed: CommandArguments
-        switch CommandArguments.parse(rest, options: ["--to", "--account", "--reference", "--id", "--count", "--emulator"],
-                                      flags: ["--list", "--json"]) {
-        case .success(let value): parsed = value
-        case .failure(let problem): return usageError(problem.message)
-        }
+        guard let parsed = parse(rest, options: ["--to", "--account", "--reference", "--id", "--count", "--emulator"],
+                                 flags: ["--list", "--json"]) else { return 2 }
         if parsed.flags.contains("--list") {
             guard parsed.positionals.isEmpty, parsed.values.isEmpty, amountWords == nil else {
                 return usageError("--list takes no other arguments but --json")
@@ -87,7 +83,7 @@ enum SendTestCommand: Subcommand {
             return usageError("unknown \(provider.rawValue) event '\(parsed.positionals[1])'; `payhook send-test --list` lists them")
         }
         let amount: Money
-        switch parseAmount(amountWords, default: SendTestEvent.defaultAmount(provider)) {
+        switch Self.parseAmount(amountWords, default: SendTestEvent.defaultAmount(provider)) {
         case .success(let value): amount = value
         case .failure(let problem): return usageError(problem.message)
         }
@@ -99,7 +95,7 @@ enum SendTestCommand: Subcommand {
         var account = parsed.values["--account"]
         var to: URL?
         if let text = parsed.values["--to"] {
-            guard let url = httpURL(text) else { return usageError("--to must be an http or https URL, e.g. http://127.0.0.1:8080") }
+            guard let url = Self.httpURL(text) else { return usageError("--to must be an http or https URL, e.g. http://127.0.0.1:8080") }
             // A full webhook URL names the route, and its account decides the key ring, as at ingress.
             if !(url.path.isEmpty || url.path == "/"), let named = WebhookIngress.webhookRoute(url.path) {
                 guard named.provider == provider.rawValue else {
@@ -120,11 +116,11 @@ enum SendTestCommand: Subcommand {
         for option in ["--reference", "--id"] where parsed.values[option]?.isEmpty == true {
             return usageError("\(option) must not be empty")
         }
-        let emulatorText = parsed.values["--emulator"] ?? environment[emulatorVariable].flatMap { $0.isEmpty ? nil : $0 }
+        let emulatorText = parsed.values["--emulator"] ?? environment[Self.emulatorVariable].flatMap { $0.isEmpty ? nil : $0 }
         var emulator: URL?
         if let emulatorText {
-            guard let url = httpURL(emulatorText) else {
-                return usageError("--emulator must be an http URL such as http://127.0.0.1:8099 (from \(parsed.values["--emulator"] == nil ? "$" + emulatorVariable : "--emulator"))")
+            guard let url = Self.httpURL(emulatorText) else {
+                return usageError("--emulator must be an http URL such as http://127.0.0.1:8099 (from \(parsed.values["--emulator"] == nil ? "$" + Self.emulatorVariable : "--emulator"))")
             }
             emulator = url
         }
@@ -133,15 +129,15 @@ enum SendTestCommand: Subcommand {
         do {
             configuration = try Configuration.parse(environment: environment) { path in try String(contentsOfFile: path, encoding: .utf8) }
         } catch {
-            return PayhookCLI.fail(error.description)
+            return fail(error.description)
         }
         let route = "/webhooks/\(provider.rawValue)" + (account.map { "/\($0)" } ?? "")
         let target: URL
         if let to {
             target = to.path.isEmpty || to.path == "/" ? to.appendingPathComponent(String(route.dropFirst())) : to
         } else {
-            guard let listen = defaultTarget(configuration) else {
-                return PayhookCLI.fail("PAYHOOK_LISTEN=\(configuration.listen) does not form a URL; pass --to")
+            guard let listen = Self.defaultTarget(configuration) else {
+                return fail("PAYHOOK_LISTEN=\(configuration.listen) does not form a URL; pass --to")
             }
             target = listen.appendingPathComponent(String(route.dropFirst()))
         }
@@ -151,7 +147,7 @@ enum SendTestCommand: Subcommand {
             if account != nil {
                 return usageError("--account \(account ?? ""): no key ring configured for it; set \(variable)")
             }
-            return PayhookCLI.fail("no \(provider.rawValue) key ring configured: set \(variable) as for payhook serve")
+            return fail("no \(provider.rawValue) key ring configured: set \(variable) as for payhook serve")
         }
 
         // Without configured account names the bodies name the emulator's, as in the demo.
@@ -172,7 +168,7 @@ enum SendTestCommand: Subcommand {
             switch await send(event, fresh, to: target, account: account, emulator: emulator, verifiers: verifiers, http: http,
                               json: parsed.flags.contains("--json")) {
             case .success(let ok): failures += ok ? 0 : 1
-            case .failure(let failure): return PayhookCLI.fail(failure.message)
+            case .failure(let failure): return fail(failure.message)
             }
         }
         return failures == 0 ? 0 : 1
@@ -180,7 +176,7 @@ enum SendTestCommand: Subcommand {
 
     /// Builds, checks, seeds and posts one event, then prints what happened. `true` for a 2xx;
     /// a failure stops the run (the target or the emulator cannot be reached, or a bug).
-    private static func send(
+    private func send(
         _ event: SendTestEvent, _ input: SendTestInput, to base: URL, account: String?, emulator: URL?,
         verifiers: WebhookVerifiers, http: any HTTPClient, json: Bool
     ) async -> Result<Bool, Failure> {
@@ -203,12 +199,12 @@ enum SendTestCommand: Subcommand {
 
         var seeded: String?
         if let emulator, let seed = delivery.seed {
-            let url = emulator.appendingPathComponent(emulatorSeedPath + seed.path)
+            let url = emulator.appendingPathComponent(Self.emulatorSeedPath + seed.path)
             do {
                 let answer = try await http.send(HTTPClientRequest(
                     method: "PUT", url: url, headers: [("Content-Type", "application/json")], body: seed.body, timeout: .seconds(10)))
                 guard answer.status == 201 else {
-                    return .failure(Failure("the emulator at \(emulator.absoluteString) refused to serve \(seed.path): HTTP \(answer.status) \(printable(answer.body))"))
+                    return .failure(Failure("the emulator at \(emulator.absoluteString) refused to serve \(seed.path): HTTP \(answer.status) \(Self.printable(answer.body))"))
                 }
                 seeded = seed.path
             } catch {
@@ -232,16 +228,16 @@ enum SendTestCommand: Subcommand {
         if json {
             // One object per line, so `--count N --json` is JSON Lines.
             let ids = delivery.ids.map { "\(JSONString.quote($0.0)):\(JSONString.quote($0.1))" }.joined(separator: ",")
-            print("{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
+            output.print("{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
                 + "\"url\":\(JSONString.quote(url.absoluteString)),\"status\":\(answer.status),"
-                + "\"answer\":\(JSONString.quote(printable(answer.body))),\"dedup_key\":\(JSONString.quote(dedupKey)),"
+                + "\"answer\":\(JSONString.quote(Self.printable(answer.body))),\"dedup_key\":\(JSONString.quote(dedupKey)),"
                 + "\"ids\":{\(ids)},\"emulator_seeded\":\(seeded.map(JSONString.quote) ?? "null")}")
         } else {
-            print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
-            print("  answer: \(answer.status) \(printable(answer.body))")
-            print("  dedup key: \(dedupKey)")
-            print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
-            if let seeded { print("  emulator serves: \(seeded)") }
+            output.print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
+            output.print("  answer: \(answer.status) \(Self.printable(answer.body))")
+            output.print("  dedup key: \(dedupKey)")
+            output.print("  ids: " + delivery.ids.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+            if let seeded { output.print("  emulator serves: \(seeded)") }
         }
         return .success((200..<300).contains(answer.status))
     }
@@ -276,9 +272,9 @@ enum SendTestCommand: Subcommand {
         init(_ message: String) { self.message = message }
     }
 
-    private static func printList(json: Bool) {
+    private func printList(json: Bool) {
         if json {
-            print("[" + SendTestEvent.all.map { event in
+            output.print("[" + SendTestEvent.all.map { event in
                 "{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
                     + "\"summary\":\(JSONString.quote(event.summary))}"
             }.joined(separator: ",") + "]")
@@ -291,7 +287,7 @@ enum SendTestCommand: Subcommand {
                 text += "  " + event.name.padding(toLength: 26, withPad: " ", startingAt: 0) + event.summary + "\n"
             }
         }
-        print(text, terminator: "")
+        output.print(text, terminator: "")
     }
 
     /// The ingress as a local client reaches it: a wildcard listen address means this host.

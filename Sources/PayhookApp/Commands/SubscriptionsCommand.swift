@@ -8,7 +8,7 @@ import PayhookSubscriptions
 /// `payhook subscriptions create | list | show | cancel | pause | resume`: the operator's view of
 /// recurring charges. Every change goes through `SubscriptionOperations`, the same code the
 /// admin API runs, and is written to `audit_log` with the actor.
-enum SubscriptionsCommand: Subcommand {
+struct SubscriptionsCommand: CommandGroup {
     static let usage = """
         usage: payhook subscriptions <create|list|show|cancel|pause|resume> [options]
 
@@ -40,12 +40,15 @@ enum SubscriptionsCommand: Subcommand {
         "actor": "--actor",
     ]
 
-    static func run(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
-        var rest = arguments
-        guard let subcommand = rest.popFirst() else { return usageError("subscriptions needs a subcommand") }
+    static let missingSubcommand = "subscriptions needs a subcommand"
+
+    let environment: [String: String]
+    let output: CommandOutput
+
+    func run(_ subcommand: String, _ rest: ArraySlice<String>) async -> Int32 {
         switch subcommand {
         case "create":
-            return await create(rest, environment: environment)
+            return await create(rest)
         case "list":
             guard let parsed = parse(rest, options: ["--status", "--provider", "--limit"], flags: ["--json"]) else { return 2 }
             guard parsed.positionals.isEmpty else { return usageError("list takes no ids (use show ID)") }
@@ -61,56 +64,45 @@ enum SubscriptionsCommand: Subcommand {
                 guard let value = Int(text), (1...10_000).contains(value) else { return usageError("--limit must be a number from 1 to 10000") }
                 limit = value
             }
-            return await withOperations(environment) { operations in
+            return await withOperations { operations in
                 let subscriptions = try await operations.list(status: status, provider: parsed.values["--provider"], limit: limit)
-                print(parsed.flags.contains("--json") ? JSONOutput.array(subscriptions.map(\.json)).rendered : table(subscriptions),
-                      terminator: parsed.flags.contains("--json") ? "\n" : "")
+                printResult(parsed, json: .array(subscriptions.map(\.json)), text: Self.table(subscriptions))
                 return 0
             }
         case "show":
             guard let parsed = parse(rest, options: [], flags: ["--json"]) else { return 2 }
-            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
-                return usageError("show needs exactly one subscription id")
-            }
-            return await withOperations(environment) { operations in
+            guard let id = onlyID(parsed, else: "show needs exactly one subscription id") else { return 2 }
+            return await withOperations { operations in
                 let detail = try await operations.detail(id: id)
-                print(parsed.flags.contains("--json") ? detail.json.rendered : describe(detail),
-                      terminator: parsed.flags.contains("--json") ? "\n" : "")
+                printResult(parsed, json: detail.json, text: Self.describe(detail))
                 return 0
             }
         case "cancel", "pause", "resume":
             guard let parsed = parse(rest, options: ["--note", "--actor"], flags: ["--json"]) else { return 2 }
-            guard parsed.positionals.count == 1, let id = Int64(parsed.positionals[0]), id > 0 else {
-                return usageError("\(subcommand) needs exactly one subscription id")
-            }
-            guard let actor = actor(parsed, environment) else { return 2 }
-            let action = OperatorAction(actor: actor, note: parsed.values["--note"], context: [
-                .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
-            ])
-            return await withOperations(environment) { operations in
+            guard let id = onlyID(parsed, else: "\(subcommand) needs exactly one subscription id") else { return 2 }
+            guard let actor = actor(parsed) else { return 2 }
+            let action = operatorAction(actor: actor, note: parsed.values["--note"], arguments: [subcommand] + rest)
+            return await withOperations { operations in
                 let outcome = switch subcommand {
                 case "cancel": try await operations.cancel(id: id, by: action)
                 case "pause": try await operations.pause(id: id, by: action)
                 default: try await operations.resume(id: id, by: action)
                 }
                 if parsed.flags.contains("--json") {
-                    print(outcome.json.rendered)
+                    output.print(outcome.json.rendered)
                 } else if outcome.changed {
-                    print("subscription \(id) is \(outcome.subscription.status.rawValue)")
+                    output.print("subscription \(id) is \(outcome.subscription.status.rawValue)")
                 } else {
-                    print("subscription \(id) was already \(outcome.subscription.status.rawValue); nothing changed")
+                    output.print("subscription \(id) was already \(outcome.subscription.status.rawValue); nothing changed")
                 }
                 return 0
             }
-        case "help", "--help", "-h":
-            print(usage, terminator: "")
-            return 0
         default:
             return usageError("unknown subscriptions subcommand: \(subcommand)")
         }
     }
 
-    private static func create(_ arguments: ArraySlice<String>, environment: [String: String]) async -> Int32 {
+    private func create(_ arguments: ArraySlice<String>) async -> Int32 {
         let options: Set<String> = ["--reference", "--amount", "--currency", "--every", "--unit", "--token-provider", "--token",
                                     "--vault-token-id", "--start-at", "--end-at", "--max-cycles", "--actor"]
         guard let parsed = parse(arguments, options: options, flags: ["--json"]) else { return 2 }
@@ -122,37 +114,35 @@ enum SubscriptionsCommand: Subcommand {
         // The flags become the admin API's body, so both validate with the same rules.
         var body: [(key: String, value: JSONValue)] = [
             ("reference", .string(values["--reference"] ?? "")),
-            ("amount", .object(JSONObject([("value", integerOrText(values["--amount"])),
+            ("amount", .object(JSONObject([("value", Self.integerOrText(values["--amount"])),
                                            ("currency", .string(values["--currency"] ?? ""))]))),
-            ("interval", .object(JSONObject([("every", integerOrText(values["--every"])),
+            ("interval", .object(JSONObject([("every", Self.integerOrText(values["--every"])),
                                              ("unit", .string(values["--unit"] ?? ""))]))),
         ]
         switch (values["--vault-token-id"], values["--token-provider"], values["--token"]) {
-        case (let id?, nil, nil): body.append(("vault_token_id", integerOrText(id)))
+        case (let id?, nil, nil): body.append(("vault_token_id", Self.integerOrText(id)))
         case (nil, let provider?, let token?):
             body.append(("vault_token", .object(JSONObject([("provider", .string(provider)), ("token", .string(token))]))))
         default: return usageError("give --token-provider and --token, or --vault-token-id")
         }
         if let start = values["--start-at"] { body.append(("start_at", .string(start))) }
         if let end = values["--end-at"] { body.append(("end_at", .string(end))) }
-        if let cycles = values["--max-cycles"] { body.append(("max_cycles", integerOrText(cycles))) }
+        if let cycles = values["--max-cycles"] { body.append(("max_cycles", Self.integerOrText(cycles))) }
         let draft: NewSubscription
         do {
             draft = try NewSubscription.parse(JSONObject(body), now: Date())
         } catch {
-            let option = error.field.flatMap { optionForField[$0] }
+            let option = error.field.flatMap { Self.optionForField[$0] }
             return usageError((option.map { "\($0): " } ?? "") + error.message)
         }
-        guard let actor = actor(parsed, environment) else { return 2 }
-        let action = OperatorAction(actor: actor, context: [
-            .init("via", .string("cli")), .init("arguments", .array(Array(arguments).map { .string($0) })),
-        ])
-        return await withOperations(environment) { operations in
+        guard let actor = actor(parsed) else { return 2 }
+        let action = operatorAction(actor: actor, arguments: Array(arguments))
+        return await withOperations { operations in
             let subscription = try await operations.create(draft, by: action)
             if parsed.flags.contains("--json") {
-                print(subscription.json.rendered)
+                output.print(subscription.json.rendered)
             } else {
-                print("created subscription \(subscription.id) (\(subscription.reference)): first charge due \(JSONOutput.format(subscription.nextChargeAt))")
+                output.print("created subscription \(subscription.id) (\(subscription.reference)): first charge due \(JSONOutput.format(subscription.nextChargeAt))")
             }
             return 0
         }
@@ -175,14 +165,7 @@ enum SubscriptionsCommand: Subcommand {
              "\(subscription.amountMinor) \(subscription.currency)", intervalText(subscription), String(subscription.cycle),
              JSONOutput.format(subscription.nextChargeAt)]
         }
-        var widths = header.map(\.count)
-        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
-        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n\(subscriptions.count) subscription(s)\n"
+        return TextTable.render(header: header, rows: rows) + "\n\(subscriptions.count) subscription(s)\n"
     }
 
     static func describe(_ detail: SubscriptionOperations.Detail) -> String {
@@ -214,15 +197,9 @@ enum SubscriptionsCommand: Subcommand {
 
     /// Runs `body` with the operations on a small pool from the environment. A refused
     /// operation prints its message and exits 1 (2 when the input was invalid).
-    static func withOperations(
-        _ environment: [String: String], _ body: (SubscriptionOperations) async throws -> Int32
-    ) async -> Int32 {
-        await PayhookCLI.withDatabase(environment) { pool in
-            do {
-                return try await body(SubscriptionOperations(pool: pool))
-            } catch {
-                return OperationsError.wrapping(error).reportOnCommandLine(optionForField: optionForField)
-            }
+    private func withOperations(_ body: (SubscriptionOperations) async throws -> Int32) async -> Int32 {
+        await withDatabase(report: { report($0, optionForField: Self.optionForField) }) { pool in
+            try await body(SubscriptionOperations(pool: pool))
         }
     }
 }
