@@ -9,6 +9,10 @@ import PayhookTestSupport
 import Testing
 
 /// The `payhook` command line as a user meets it: exit codes, where messages go, what they say.
+///
+/// Most commands run in-process (`PayhookCLI.capture`); the tests that spawn the built binary
+/// prove that the executable hands stdout, stderr and the exit status to its parent, or need
+/// separate processes (two migrations racing, `serve`).
 @Suite("payhook command line", .timeLimit(.minutes(2)))
 struct CLITests {
     @Test("version and help exit 0 and print to stdout")
@@ -29,7 +33,7 @@ struct CLITests {
         ["frobnicate"], ["version", "--frobnicate"], ["serve", "--frobnicate"], ["migrate", "--dry"], [],
     ])
     func usageErrors(arguments: [String]) async throws {
-        let result = try await PayhookBinary.run(arguments)
+        let result = await PayhookCLI.capture(arguments)
         #expect(result.termination == .exited(2))
         #expect(result.standardError.contains("usage: payhook"), "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
@@ -38,7 +42,7 @@ struct CLITests {
     @Test("migrate applies every migration once; run again it says the schema is up to date")
     func migrateTwice() async throws {
         let database = try await TestDatabase.empty("cli_migrate")
-        let first = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        let first = await PayhookCLI.capture(["migrate"], environment: ["DATABASE_URL": database.url])
         #expect(first.termination == .exited(0), "\(first.standardError)")
         let expected = try SchemaMigrations.all().count
         let appliedLines = first.standardOutput.split(separator: "\n").filter { $0.hasPrefix("applied ") }
@@ -48,7 +52,7 @@ struct CLITests {
             let words = line.split(separator: " ")
             #expect(words.count == 5 && words[2] == "in" && Double(words[3]) != nil && words[4] == "s", "\(line)")
         }
-        let second = try await PayhookBinary.run(["migrate"], environment: ["DATABASE_URL": database.url])
+        let second = await PayhookCLI.capture(["migrate"], environment: ["DATABASE_URL": database.url])
         #expect(second.termination == .exited(0))
         #expect(second.standardOutput == "schema is up to date\n")
     }

@@ -12,7 +12,8 @@ import Testing
 @testable import PayhookSubscriptions
 
 /// `payhook dead-letters` and `payhook inbound reprocess` as an on-call engineer runs them: the
-/// built binary against a fresh schema, judged by its output, exit code and the tables.
+/// command line run in-process against a fresh schema, judged by its output, exit code and the
+/// tables.
 @Suite("Dead letters on the command line", .timeLimit(.minutes(3)))
 struct DeadLetterCLITests {
     @Test("list shows open letters by default and filters by provider, source, reason, status and age")
@@ -27,7 +28,7 @@ struct DeadLetterCLITests {
         let env = database.operatorEnvironment
 
         func ids(_ arguments: [String]) async throws -> [Int64] {
-            let result = try await PayhookBinary.run(["dead-letters", "list", "--json"] + arguments, environment: env)
+            let result = await PayhookCLI.capture(["dead-letters", "list", "--json"] + arguments, environment: env)
             #expect(result.termination == .exited(0), "\(result.standardError)")
             let array = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String: Any]])
             return array.compactMap { ($0["id"] as? NSNumber)?.int64Value }.sorted()
@@ -39,13 +40,13 @@ struct DeadLetterCLITests {
         #expect(try await ids(["--since", "2h"]) == [pxp.letter, adyen.letter, job.letter].sorted())
         #expect(try await ids(["--status", "replayed"]) == [replayed.letter])
 
-        let table = try await PayhookBinary.run(["dead-letters", "list", "--provider", "adyen"], environment: env)
+        let table = await PayhookCLI.capture(["dead-letters", "list", "--provider", "adyen"], environment: env)
         #expect(table.termination == .exited(0))
         #expect(table.standardOutput.hasPrefix("ID"), "\(table.standardOutput)")
         #expect(table.standardOutput.contains("payload_invalid: adyen payload is not a well-formed JSON object"))
         #expect(table.standardOutput.contains("2 dead letter(s)"))
 
-        let bad = try await PayhookBinary.run(["dead-letters", "list", "--status", "closed"], environment: env)
+        let bad = await PayhookCLI.capture(["dead-letters", "list", "--status", "closed"], environment: env)
         #expect(bad.termination == .exited(2))
         #expect(bad.standardError.contains("--status"))
     }
@@ -58,14 +59,14 @@ struct DeadLetterCLITests {
         let job = try await database.seedDeadJob()
         let env = database.operatorEnvironment
 
-        let human = try await PayhookBinary.run(["dead-letters", "show", String(text.letter)], environment: env)
+        let human = await PayhookCLI.capture(["dead-letters", "show", String(text.letter)], environment: env)
         #expect(human.termination == .exited(0), "\(human.standardError)")
         for expected in ["dead letter \(text.letter) (open)", "status      dead, attempts 8", "last error  fetching pxp transaction failed",
                          #"{"eventCategory":"Transaction","n":1}"#, "query       x=1", "replay would: set inbound event \(text.event) back to pending"] {
             #expect(human.standardOutput.contains(expected), "missing \(expected) in \(human.standardOutput)")
         }
 
-        let json = try await PayhookBinary.run(["dead-letters", "show", String(binary.letter), "--json"], environment: env)
+        let json = await PayhookCLI.capture(["dead-letters", "show", String(binary.letter), "--json"], environment: env)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
         let event = try #require(object["inbound_event"] as? [String: Any])
         #expect(event["body_encoding"] as? String == "base64")
@@ -73,13 +74,13 @@ struct DeadLetterCLITests {
         #expect((event["headers"] as? [String: Any])?["content-type"] as? String == "application/json")
         #expect((object["replay_would"] as? String)?.contains("pending") == true)
 
-        let jobShown = try await PayhookBinary.run(["dead-letters", "show", String(job.letter), "--json"], environment: env)
+        let jobShown = await PayhookCLI.capture(["dead-letters", "show", String(job.letter), "--json"], environment: env)
         let jobObject = try #require(try JSONSerialization.jsonObject(with: Data(jobShown.standardOutput.utf8)) as? [String: Any])
         let jobRow = try #require(jobObject["job"] as? [String: Any])
         #expect((jobRow["errors"] as? [[String: Any]])?.first?["error"] as? String == "callback answered HTTP 500")
         #expect((jobRow["payload"] as? [String: Any])?["order_id"] as? Int == 7)
 
-        let missing = try await PayhookBinary.run(["dead-letters", "show", "999999"], environment: env)
+        let missing = await PayhookCLI.capture(["dead-letters", "show", "999999"], environment: env)
         #expect(missing.termination == .exited(1))
         #expect(missing.standardError.contains("no dead letter with id 999999"))
     }
@@ -90,10 +91,10 @@ struct DeadLetterCLITests {
         let first = try await database.seedDeadInbound()
         let second = try await database.seedDeadJob()
         let env = database.operatorEnvironment
-        let result = try await PayhookBinary.run(["dead-letters", "replay", "--all"], environment: env)
+        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all"], environment: env)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         #expect(result.standardOutput.contains("DRY RUN: would replay 2 dead letter(s)"), "\(result.standardOutput)")
-        let byID = try await PayhookBinary.run(["dead-letters", "replay", String(first.letter), "--json"], environment: env)
+        let byID = await PayhookCLI.capture(["dead-letters", "replay", String(first.letter), "--json"], environment: env)
         #expect(byID.standardOutput.contains("\"dry_run\":true"))
 
         #expect(try await database.int("SELECT count(*) AS n FROM dead_letters WHERE status = 'open'") == 2)
@@ -116,7 +117,7 @@ struct DeadLetterCLITests {
 
         harness.pxp.setPayment(NormalizationPXPTests.fetched("TXREPLAY", "Captured", .captured))
         let env = database.operatorEnvironment
-        let result = try await PayhookBinary.run(
+        let result = await PayhookCLI.capture(
             ["dead-letters", "replay", String(letter), "--execute", "--note", "PXP API recovered", "--actor", "alice"], environment: env)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         #expect(result.standardOutput.contains("replayed \(letter): inbound event \(event) is pending again"), "\(result.standardOutput)")
@@ -134,7 +135,7 @@ struct DeadLetterCLITests {
         #expect(try await harness.payment(.pxp, "TXREPLAY")?.status == "captured")
         let events = try await database.int("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = $1", [.int(event)])
 
-        let again = try await PayhookBinary.run(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
+        let again = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
         #expect(again.termination == .exited(0), "\(again.standardError)")
         #expect(again.standardOutput.contains("\(letter): already replayed; nothing changed"), "\(again.standardOutput)")
         #expect(try await harness.inbound(event).status == "processed", "a second replay does not requeue")
@@ -156,7 +157,7 @@ struct DeadLetterCLITests {
         let inbound = try await database.seedDeadInbound(provider: "adyen")
         let job = try await database.seedDeadJob()
         let untouched = try await database.seedDeadInbound(provider: "pxp")
-        let result = try await PayhookBinary.run(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         #expect(result.standardOutput.contains("replayed 1 of 1"), "\(result.standardOutput)")
@@ -172,12 +173,12 @@ struct DeadLetterCLITests {
         let database = try await TestDatabase.migrated("dl_discard")
         let seeded = try await database.seedDeadInbound()
         let env = database.operatorEnvironment
-        let refused = try await PayhookBinary.run(["dead-letters", "discard", String(seeded.letter)], environment: env)
+        let refused = await PayhookCLI.capture(["dead-letters", "discard", String(seeded.letter)], environment: env)
         #expect(refused.termination == .exited(2))
         #expect(refused.standardError.contains("--note"), "\(refused.standardError)")
         #expect(try await database.string("SELECT status AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == "open")
 
-        let done = try await PayhookBinary.run(["dead-letters", "discard", String(seeded.letter), "--note", "test delivery from staging"], environment: env)
+        let done = await PayhookCLI.capture(["dead-letters", "discard", String(seeded.letter), "--note", "test delivery from staging"], environment: env)
         #expect(done.termination == .exited(0), "\(done.standardError)")
         #expect(try await database.string("SELECT status || '/' || resolved_by || '/' || note AS v FROM dead_letters WHERE id = $1",
                                           [.int(seeded.letter)]) == "discarded/oncall-test/test delivery from staging")
@@ -189,12 +190,12 @@ struct DeadLetterCLITests {
     func unknownIDs() async throws {
         let database = try await TestDatabase.migrated("dl_unknown")
         let seeded = try await database.seedDeadInbound()
-        let result = try await PayhookBinary.run(["dead-letters", "replay", String(seeded.letter), "424242", "--execute"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "424242", "--execute"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(1))
         #expect(result.standardError.contains("no dead letter with id 424242"), "\(result.standardError)")
         #expect(try await database.string("SELECT status AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == "open")
-        let usage = try await PayhookBinary.run(["dead-letters", "replay"], environment: database.operatorEnvironment)
+        let usage = await PayhookCLI.capture(["dead-letters", "replay"], environment: database.operatorEnvironment)
         #expect(usage.termination == .exited(2))
     }
 
@@ -208,17 +209,17 @@ struct DeadLetterCLITests {
                    ('pxp', 'p1', '\\x7b7d', 'processed', 1, now(), now())
             """)
         let env = database.operatorEnvironment
-        let dry = try await PayhookBinary.run(["inbound", "reprocess", "--provider", "adyen", "--since", "1d"], environment: env)
+        let dry = await PayhookCLI.capture(["inbound", "reprocess", "--provider", "adyen", "--since", "1d"], environment: env)
         #expect(dry.termination == .exited(0), "\(dry.standardError)")
         #expect(dry.standardOutput.contains("would reprocess 1 processed adyen deliveries"), "\(dry.standardOutput)")
         #expect(try await database.int("SELECT count(*) AS n FROM inbound_events WHERE status = 'pending'") == 0)
 
-        let run = try await PayhookBinary.run(["inbound", "reprocess", "--provider", "adyen", "--since", "1d", "--execute"], environment: env)
+        let run = await PayhookCLI.capture(["inbound", "reprocess", "--provider", "adyen", "--since", "1d", "--execute"], environment: env)
         #expect(run.termination == .exited(0), "\(run.standardError)")
         #expect(try await database.string("SELECT string_agg(dedup_key, ',') AS v FROM inbound_events WHERE status = 'pending'") == "a1")
         #expect(try await database.string("SELECT action AS v FROM audit_log") == "inbound.reprocess")
 
-        let missing = try await PayhookBinary.run(["inbound", "reprocess", "--since", "1d"], environment: env)
+        let missing = await PayhookCLI.capture(["inbound", "reprocess", "--since", "1d"], environment: env)
         #expect(missing.termination == .exited(2))
     }
 }

@@ -112,7 +112,7 @@ struct PopulatedMigrationTests {
             INSERT INTO inbound_events (provider, dedup_key, body, status) SELECT 'pxp', 'k' || g, '\\x7b7d', 'processed'
             FROM generate_series(1, 1000) g
             """)
-        let result = try await PayhookBinary.run(["migrate", "--json"], environment: ["DATABASE_URL": database.url])
+        let result = await PayhookCLI.capture(["migrate", "--json"], environment: ["DATABASE_URL": database.url])
         #expect(result.termination == .exited(0), "\(result.standardError)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any],
                                     "\(result.standardOutput)")

@@ -48,7 +48,7 @@ struct SendTestCLITests {
             ("pxp", "transaction.captured", ["--reference", "order-send-test-3", "--amount", "1130", "EUR"], "200 ok"),
         ]
         for (provider, event, arguments, answer) in cases {
-            let result = try await PayhookBinary.run(["send-test", provider, event, "--to", to] + arguments, environment: environment)
+            let result = await PayhookCLI.capture(["send-test", provider, event, "--to", to] + arguments, environment: environment)
             #expect(result.termination == .exited(0), "\(provider) \(event): \(result.standardError) \(result.standardOutput)")
             #expect(result.standardOutput.contains("  answer: \(answer)"), "\(result.standardOutput)")
             let key = try #require(Self.dedupKeys(in: result.standardOutput).first, "\(result.standardOutput)")
@@ -82,12 +82,12 @@ struct SendTestCLITests {
             child.send(signal: SIGKILL)
             child.removeOutputFiles()
         }
-        let result = try await PayhookBinary.run(
+        let result = await PayhookCLI.capture(
             ["send-test", "adyen", "recurring.token.created", "--account", "acme-eu", "--to", "http://127.0.0.1:\(port)", "--count", "2"],
             environment: TestSecrets.environment)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         // A full webhook URL names the account by itself.
-        let full = try await PayhookBinary.run(
+        let full = await PayhookCLI.capture(
             ["send-test", "adyen", "AUTHORISATION", "--to", "http://127.0.0.1:\(port)/webhooks/adyen/acme-eu", "--json"],
             environment: TestSecrets.environment)
         #expect(full.termination == .exited(0), "\(full.standardError)")
@@ -105,7 +105,7 @@ struct SendTestCLITests {
 
     @Test("--list names the events of every provider")
     func list() async throws {
-        let result = try await PayhookBinary.run(["send-test", "--list"])
+        let result = await PayhookCLI.capture(["send-test", "--list"])
         #expect(result.termination == .exited(0))
         for event in ["AUTHORISATION", "CAPTURE", "CAPTURE_FAILED", "REFUND", "CHARGEBACK", "recurring.token.created",
                       "recurring.token.disabled", "order.processed", "order.refunded", "payment.updated",
@@ -115,7 +115,7 @@ struct SendTestCLITests {
         for provider in ["adyen", "mercadopago", "pxp"] {
             #expect(result.standardOutput.contains("\n\(provider)\n"))
         }
-        let json = try await PayhookBinary.run(["send-test", "--list", "--json"])
+        let json = await PayhookCLI.capture(["send-test", "--list", "--json"])
         let events = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [[String: String]])
         #expect(events.count == SendTestEvent.all.count)
         #expect(events.contains { $0["provider"] == "pxp" && $0["event"] == "transaction.refused" })
@@ -138,7 +138,7 @@ struct SendTestCLITests {
         // Nothing listens on this port: a bad input must be refused before any connection.
         var environment = TestSecrets.environment
         environment["PAYHOOK_LISTEN"] = "127.0.0.1:9"
-        let result = try await PayhookBinary.run(arguments, environment: environment)
+        let result = await PayhookCLI.capture(arguments, environment: environment)
         #expect(result.termination == .exited(2), "\(result.standardError)")
         #expect(result.standardError.contains(message), "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
@@ -146,7 +146,7 @@ struct SendTestCLITests {
 
     @Test("without a key ring for the provider it exits 1 naming the variable, and prints no secret")
     func missingKeyRing() async throws {
-        let result = try await PayhookBinary.run(["send-test", "pxp", "token.created"], environment: [
+        let result = await PayhookCLI.capture(["send-test", "pxp", "token.created"], environment: [
             "PAYHOOK_LISTEN": "127.0.0.1:9", "PAYHOOK_ADYEN_HMAC_KEYS": TestSecrets.adyen,
         ])
         #expect(result.termination == .exited(1))

@@ -143,39 +143,39 @@ struct SubscriptionAdminTests {
         let base = ["subscriptions", "create", "--reference", "cli-1", "--amount", "1999", "--currency", "EUR", "--every", "1",
                     "--unit", "month", "--token-provider", "adyen", "--token", "tok-cli"]
 
-        let created = try await PayhookBinary.run(base + ["--json"], environment: env)
+        let created = await PayhookCLI.capture(base + ["--json"], environment: env)
         #expect(created.termination == .exited(0), "\(created.standardError)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(created.standardOutput.utf8)) as? [String: Any])
         let id = try #require((object["id"] as? NSNumber)?.int64Value)
 
-        let badAmount = try await PayhookBinary.run(base.map { $0 == "1999" ? "19.99" : $0 }, environment: env)
+        let badAmount = await PayhookCLI.capture(base.map { $0 == "1999" ? "19.99" : $0 }, environment: env)
         #expect(badAmount.termination == .exited(2))
         #expect(badAmount.standardError.contains("--amount"), "\(badAmount.standardError)")
-        let missing = try await PayhookBinary.run(["subscriptions", "create", "--reference", "x"], environment: env)
+        let missing = await PayhookCLI.capture(["subscriptions", "create", "--reference", "x"], environment: env)
         #expect(missing.termination == .exited(2))
-        let off = try await PayhookBinary.run(base.map { $0 == "tok-cli" ? "tok-off" : ($0 == "cli-1" ? "cli-2" : $0) }, environment: env)
+        let off = await PayhookCLI.capture(base.map { $0 == "tok-cli" ? "tok-off" : ($0 == "cli-1" ? "cli-2" : $0) }, environment: env)
         #expect(off.termination == .exited(2))
         #expect(off.standardError.contains("disabled"), "\(off.standardError)")
 
-        let listed = try await PayhookBinary.run(["subscriptions", "list", "--json"], environment: env)
+        let listed = await PayhookCLI.capture(["subscriptions", "list", "--json"], environment: env)
         #expect(listed.termination == .exited(0))
         let array = try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])
         #expect(array.compactMap { ($0["id"] as? NSNumber)?.int64Value } == [id])
-        let table = try await PayhookBinary.run(["subscriptions", "list"], environment: env)
+        let table = await PayhookCLI.capture(["subscriptions", "list"], environment: env)
         #expect(table.standardOutput.hasPrefix("ID") && table.standardOutput.contains("cli-1"), "\(table.standardOutput)")
 
-        let shown = try await PayhookBinary.run(["subscriptions", "show", String(id)], environment: env)
+        let shown = await PayhookCLI.capture(["subscriptions", "show", String(id)], environment: env)
         #expect(shown.termination == .exited(0))
         #expect(shown.standardOutput.contains("subscription \(id) cli-1 (active)"), "\(shown.standardOutput)")
 
-        let canceled = try await PayhookBinary.run(["subscriptions", "cancel", String(id), "--note", "churned", "--json"], environment: env)
+        let canceled = await PayhookCLI.capture(["subscriptions", "cancel", String(id), "--note", "churned", "--json"], environment: env)
         #expect(canceled.termination == .exited(0), "\(canceled.standardError)")
         #expect(try await harness.subscription(id).status == .canceled)
         #expect(try await harness.text("SELECT string_agg(actor || ':' || action, ',' ORDER BY id) AS v FROM audit_log")
                 == "oncall-test:subscription.create,oncall-test:subscription.cancel")
-        let unknown = try await PayhookBinary.run(["subscriptions", "show", "999999"], environment: env)
+        let unknown = await PayhookCLI.capture(["subscriptions", "show", "999999"], environment: env)
         #expect(unknown.termination == .exited(1))
-        let noID = try await PayhookBinary.run(["subscriptions", "cancel"], environment: env)
+        let noID = await PayhookCLI.capture(["subscriptions", "cancel"], environment: env)
         #expect(noID.termination == .exited(2))
     }
 }

@@ -142,6 +142,12 @@ extension Subprocess {
         public let termination: Termination?
         public let standardOutput: String
         public let standardError: String
+
+        public init(termination: Termination?, standardOutput: String, standardError: String) {
+            self.termination = termination
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+        }
     }
 
     /// Runs to completion (at most `timeout`, then SIGKILL) and returns both output streams.
