@@ -46,7 +46,7 @@ let package = Package(
         // Job queue: store, claim loop, retry policy, rescuer.
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // The application's features, dependencies pointing one way (each line may use those above it).
-        // Admin mechanics: the router, request and body helpers, authorization, errors, audit, JSON writer.
+        // Admin mechanics: the router, request and body helpers, authorization, errors, audit.
         .target(name: "PayhookAdmin", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookCrypto"],
                 swiftSettings: swiftSettings),
         // On-call operations: dead letters, replay, inbound reprocessing, retention, gauges.

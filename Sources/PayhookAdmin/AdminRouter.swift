@@ -1,4 +1,5 @@
 package import PayhookHTTP
+package import PayhookCore
 
 /// One admin API, mounted under a path prefix such as `/v1/dead-letters`.
 ///

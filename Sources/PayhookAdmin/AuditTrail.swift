@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookPostgres
+package import PayhookCore
 
 /// Appends operator actions to `audit_log`.
 package enum AuditTrail {

@@ -1,3 +1,5 @@
+package import PayhookCore
+
 /// Why an operator action (CLI or admin API: dead letters, orders, subscriptions) could not be
 /// carried out.
 ///

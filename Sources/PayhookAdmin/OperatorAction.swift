@@ -1,3 +1,5 @@
+package import PayhookCore
+
 /// Who acts on what, and why: the part of every audited action that the caller supplies.
 package struct OperatorAction: Sendable {
     /// `--actor`, the admin API body's `actor`, or `$USER`.

@@ -112,27 +112,27 @@ public final class AdyenEmulator: ChargeControls {
         }
 
         let pspReference = EmulatorIDs.base32(16)
-        var members: [(String, JSONText)] = [("pspReference", .string(pspReference))]
+        var members: [JSONOutput.Member] = [.init("pspReference", .string(pspReference))]
         let result = state.book.script.next()
         switch result {
         case .approved:
-            members.append(("resultCode", .string("Authorised")))
+            members.append(.init("resultCode", .string("Authorised")))
         case .pending:
-            members.append(("resultCode", .string("Received")))
+            members.append(.init("resultCode", .string("Received")))
         case .declined(let code):
-            members.append(("resultCode", .string("Refused")))
-            members.append(("refusalReason", .string(Self.refusalReason(code))))
-            members.append(("refusalReasonCode", .string(code)))
+            members.append(.init("resultCode", .string("Refused")))
+            members.append(.init("refusalReason", .string(Self.refusalReason(code))))
+            members.append(.init("refusalReasonCode", .string(code)))
         case .error:
-            members.append(("resultCode", .string("Error")))
-            members.append(("refusalReason", .string("Acquirer Error")))
+            members.append(.init("resultCode", .string("Error")))
+            members.append(.init("refusalReason", .string("Acquirer Error")))
         }
-        members.append(("amount", .object([("currency", .string(currency)), ("value", .number(value))])))
-        members.append(("merchantReference", .string(reference)))
+        members.append(.init("amount", .object([.init("currency", .string(currency)), .init("value", .number(value))])))
+        members.append(.init("merchantReference", .string(reference)))
         if let model = body.string("recurringProcessingModel") {
-            members.append(("additionalData", .object([("recurringProcessingModel", .string(model))])))
+            members.append(.init("additionalData", .object([.init("recurringProcessingModel", .string(model))])))
         }
-        let document = JSONText.object(members).bytes
+        let document = JSONOutput.object(members).bytes
         state.payments[pspReference] = document
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: reference, providerPaymentID: pspReference, amount: value,
@@ -203,11 +203,11 @@ public final class AdyenEmulator: ChargeControls {
         }
     }
 
-    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+    static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }
 
     /// Adyen's service error shape: `{"status","errorCode","message","errorType"}`. The error
     /// codes are illustrative except 000 (unauthorized) and 901 (invalid merchant account).
-    static func error(_ status: Int, message: String?) -> JSONText {
+    static func error(_ status: Int, message: String?) -> JSONOutput {
         let (code, text, type): (String, String, String) = switch status {
         case 401: ("000", "HTTP Status Response - Unauthorized", "security")
         case 403: ("901", "Invalid Merchant Account", "security")
@@ -217,7 +217,7 @@ public final class AdyenEmulator: ChargeControls {
         case 429: ("000", "Too Many Requests", "security")
         default: ("905", "Internal error", "internal")
         }
-        return .object([("status", .number(String(status))), ("errorCode", .string(code)),
-                        ("message", .string(message ?? text)), ("errorType", .string(type))])
+        return .object([.init("status", .number(String(status))), .init("errorCode", .string(code)),
+                        .init("message", .string(message ?? text)), .init("errorType", .string(type))])
     }
 }

@@ -1,3 +1,4 @@
+import PayhookCore
 import PayhookHTTP
 
 /// What a provider emulator decided for one request; the server sends it, now or after `delay`.
@@ -8,7 +9,7 @@ struct EmulatorReply: Sendable {
     var endpoint: String? = nil
     var resourceID: String? = nil
 
-    static func json(_ status: Int, _ document: JSONText) -> EmulatorReply {
+    static func json(_ status: Int, _ document: JSONOutput) -> EmulatorReply {
         EmulatorReply(status: status, body: document.bytes)
     }
 
@@ -30,7 +31,7 @@ struct EmulatorReply: Sendable {
 ///   - errorBody: the provider's error document for a status.
 ///   - handle: the normal handling; runs for no fault and for `.timeout`, never otherwise.
 func answer(
-    fault: EmulatorFault?, errorBody: (Int) -> JSONText, handle: () -> EmulatorReply
+    fault: EmulatorFault?, errorBody: (Int) -> JSONOutput, handle: () -> EmulatorReply
 ) -> EmulatorReply {
     switch fault {
     case nil: return handle()

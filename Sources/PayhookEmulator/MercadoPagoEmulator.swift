@@ -156,44 +156,44 @@ public final class MercadoPagoEmulator: ChargeControls {
         let orderID = "ORD" + EmulatorIDs.base32(26)
         let now = EmulatorIDs.timestamp()
         let currency = body.string("currency") ?? self.currency
-        var paymentDocuments: [JSONText] = []
+        var paymentDocuments: [JSONOutput] = []
         for payment in payments {
             let fields: JSONRequestBody? = if case .object(let object) = payment { JSONRequestBody(root: object) } else { nil }
-            var methodMembers: [(String, JSONText)] = []
+            var methodMembers: [JSONOutput.Member] = []
             for field in ["id", "type", "card_id"] {
-                if let value = fields?.string("payment_method", field) { methodMembers.append((field, .string(value))) }
+                if let value = fields?.string("payment_method", field) { methodMembers.append(.init(field, .string(value))) }
             }
             let amount = fields?.string("amount") ?? total
             paymentDocuments.append(.object([
-                ("id", .string("PAY" + EmulatorIDs.base32(26))),
-                ("amount", .string(amount)),
-                ("paid_amount", .string(result == .approved ? amount : "0.00")),
-                ("status", .string(status)),
-                ("status_detail", .string(detail)),
-                ("payment_method", .object(methodMembers)),
+                .init("id", .string("PAY" + EmulatorIDs.base32(26))),
+                .init("amount", .string(amount)),
+                .init("paid_amount", .string(result == .approved ? amount : "0.00")),
+                .init("status", .string(status)),
+                .init("status_detail", .string(detail)),
+                .init("payment_method", .object(methodMembers)),
             ]))
         }
-        var members: [(String, JSONText)] = [
-            ("id", .string(orderID)),
-            ("type", .string(body.string("type") ?? "online")),
-            ("processing_mode", .string(body.string("processing_mode") ?? "automatic")),
-            ("total_amount", .string(total)),
-            ("total_paid_amount", .string(result == .approved ? total : "0.00")),
-            ("currency", .string(currency)),
-            ("user_id", .string(userID)),
-            ("status", .string(status)),
-            ("status_detail", .string(detail)),
-            ("created_date", .string(now)),
-            ("last_updated_date", .string(now)),
+        var members: [JSONOutput.Member] = [
+            .init("id", .string(orderID)),
+            .init("type", .string(body.string("type") ?? "online")),
+            .init("processing_mode", .string(body.string("processing_mode") ?? "automatic")),
+            .init("total_amount", .string(total)),
+            .init("total_paid_amount", .string(result == .approved ? total : "0.00")),
+            .init("currency", .string(currency)),
+            .init("user_id", .string(userID)),
+            .init("status", .string(status)),
+            .init("status_detail", .string(detail)),
+            .init("created_date", .string(now)),
+            .init("last_updated_date", .string(now)),
         ]
         if let reference = body.string("external_reference") {
-            members.insert(("external_reference", .string(reference)), at: 3)
+            members.insert(.init("external_reference", .string(reference)), at: 3)
         }
         if let customer = body.string("payer", "customer_id") {
-            members.append(("payer", .object([("customer_id", .string(customer))])))
+            members.append(.init("payer", .object([.init("customer_id", .string(customer))])))
         }
-        members.append(("transactions", .object([("payments", .array(paymentDocuments))])))
-        let document = JSONText.object(members).bytes
+        members.append(.init("transactions", .object([.init("payments", .array(paymentDocuments))])))
+        let document = JSONOutput.object(members).bytes
         state.orders[orderID] = document
         var fields = body.fields(["processing_mode"])
         if case .object(let first)? = payments.first {
@@ -208,10 +208,10 @@ public final class MercadoPagoEmulator: ChargeControls {
         return EmulatorReply(status: 201, body: document)
     }
 
-    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+    static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }
 
     /// Mercado Pago's error body: `{"message","error","status","cause":[{"code","description"}]}`.
-    static func error(_ status: Int, message: String?, cause: (code: String, description: String)? = nil) -> JSONText {
+    static func error(_ status: Int, message: String?, cause: (code: String, description: String)? = nil) -> JSONOutput {
         let (code, text): (String, String) = switch status {
         case 400: ("bad_request", "invalid request")
         case 401: ("unauthorized", "invalid access token")
@@ -221,8 +221,8 @@ public final class MercadoPagoEmulator: ChargeControls {
         case 429: ("too_many_requests", "too many requests")
         default: ("internal_error", "internal error")
         }
-        return .object([("message", .string(message ?? text)), ("error", .string(code)),
-                        ("status", .number(String(status))),
-                        ("cause", .array(cause.map { [.object([("code", .string($0.code)), ("description", .string($0.description))])] } ?? []))])
+        return .object([.init("message", .string(message ?? text)), .init("error", .string(code)),
+                        .init("status", .number(String(status))),
+                        .init("cause", .array(cause.map { [.object([.init("code", .string($0.code)), .init("description", .string($0.description))])] } ?? []))])
     }
 }

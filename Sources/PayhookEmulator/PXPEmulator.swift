@@ -247,33 +247,33 @@ public final class PXPEmulator: ChargeControls {
         }
 
         let intent = body.string("transactionMethod", "intent") ?? "Authorisation"
-        var stateMembers: [(String, JSONText)] = []
+        var stateMembers: [JSONOutput.Member] = []
         let result = state.book.script.next()
         switch result {
         case .approved:
             let approved = intent == "Purchase" ? "Captured" : "Authorised"
-            stateMembers = [("state", .string(approved)), ("stateMessage", .string("Transaction \(approved)"))]
+            stateMembers = [.init("state", .string(approved)), .init("stateMessage", .string("Transaction \(approved)"))]
         case .pending:
-            stateMembers = [("state", .string("Pending")), ("stateMessage", .string("Transaction Pending"))]
+            stateMembers = [.init("state", .string("Pending")), .init("stateMessage", .string("Transaction Pending"))]
         case .declined(let code):
-            stateMembers = [("state", .string("Refused")), ("stateMessage", .string("Transaction Refused")),
-                            ("stateData", .object([("code", .string(code))]))]
+            stateMembers = [.init("state", .string("Refused")), .init("stateMessage", .string("Transaction Refused")),
+                            .init("stateData", .object([.init("code", .string(code))]))]
         case .error:
-            stateMembers = [("state", .string("Error")), ("stateMessage", .string("Transaction Error"))]
+            stateMembers = [.init("state", .string("Error")), .init("stateMessage", .string("Transaction Error"))]
         }
         let systemTransactionID = EmulatorIDs.uuid()
-        let document = JSONText.object(
-            [("systemTransactionId", .string(systemTransactionID))] + stateMembers + [
-                ("transactionMethod", .object([
-                    ("intent", .string(intent)),
-                    ("fundingType", .string(body.string("transactionMethod", "fundingType") ?? "Card")),
-                    ("entryType", .string(body.string("transactionMethod", "entryType") ?? "Ecom")),
+        let document = JSONOutput.object(
+            [.init("systemTransactionId", .string(systemTransactionID))] + stateMembers + [
+                .init("transactionMethod", .object([
+                    .init("intent", .string(intent)),
+                    .init("fundingType", .string(body.string("transactionMethod", "fundingType") ?? "Card")),
+                    .init("entryType", .string(body.string("transactionMethod", "entryType") ?? "Ecom")),
                 ])),
-                ("merchant", .string(merchant)),
-                ("site", .string(site)),
-                ("merchantTransactionId", .string(merchantTransactionID)),
-                ("merchantTransactionDate", .string(body.string("merchantTransactionDate") ?? EmulatorIDs.timestamp())),
-                ("amounts", .object([("transactionValue", .number(amount)), ("currencyCode", .string(currency))])),
+                .init("merchant", .string(merchant)),
+                .init("site", .string(site)),
+                .init("merchantTransactionId", .string(merchantTransactionID)),
+                .init("merchantTransactionDate", .string(body.string("merchantTransactionDate") ?? EmulatorIDs.timestamp())),
+                .init("amounts", .object([.init("transactionValue", .number(amount)), .init("currencyCode", .string(currency))])),
             ]).bytes
         state.put(systemTransactionID, json: document, merchantTransactionID: merchantTransactionID)
         state.book.ledger.record(ExecutedCharge(
@@ -338,10 +338,10 @@ public final class PXPEmulator: ChargeControls {
         return nil
     }
 
-    static func error(_ status: Int) -> JSONText { error(status, message: nil) }
+    static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }
 
     /// An approximation of PXP's error shape (UNCONFIRMED field names).
-    static func error(_ status: Int, message: String?) -> JSONText {
+    static func error(_ status: Int, message: String?) -> JSONOutput {
         let text = switch status {
         case 400: "Bad request"
         case 401: "Unauthorized"
@@ -351,8 +351,8 @@ public final class PXPEmulator: ChargeControls {
         case 429: "Too many requests"
         default: "Internal server error"
         }
-        return .object([("status", .number(String(status))), ("title", .string(text)),
-                        ("detail", .string(message ?? text))])
+        return .object([.init("status", .number(String(status))), .init("title", .string(text)),
+                        .init("detail", .string(message ?? text))])
     }
 }
 

@@ -25,7 +25,7 @@ extension ProviderEmulator {
         guard request.path.hasPrefix(seedPathPrefix) else { return nil }
         let segments = request.path.dropFirst(seedPathPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 3, !segments.contains(where: \.isEmpty) else {
-            return .json(404, .object([("error", .string("seed paths are {provider}/{collection}/{id}"))]))
+            return .json(404, .object([.init("error", .string("seed paths are {provider}/{collection}/{id}"))]))
         }
         let (provider, collection, id) = (String(segments[0]), String(segments[1]), String(segments[2]))
         let put: ([UInt8]) -> Void
@@ -34,15 +34,15 @@ extension ProviderEmulator {
         case ("mercadopago", "payments"): put = { mercadoPago.putPayment(id: id, json: $0) }
         case ("pxp", "transactions"): put = { pxp.putTransaction(id: id, json: $0) }
         default:
-            return .json(404, .object([("error", .string("nothing to seed at \(provider)/\(collection); see ProviderEmulator.seedPathPrefix"))]))
+            return .json(404, .object([.init("error", .string("nothing to seed at \(provider)/\(collection); see ProviderEmulator.seedPathPrefix"))]))
         }
         guard request.method == "PUT" else {
-            return .json(405, .object([("error", .string("seeding takes PUT"))]))
+            return .json(405, .object([.init("error", .string("seeding takes PUT"))]))
         }
         guard JSONRequestBody(request.body) != nil else {
-            return .json(400, .object([("error", .string("the body must be a JSON object"))]))
+            return .json(400, .object([.init("error", .string("the body must be a JSON object"))]))
         }
         put(request.body)
-        return .json(201, .object([("seeded", .string("\(provider)/\(collection)/\(id)"))]))
+        return .json(201, .object([.init("seeded", .string("\(provider)/\(collection)/\(id)"))]))
     }
 }

@@ -224,7 +224,7 @@ public final class ProviderEmulator: Sendable {
         if let reply = seed(request, mercadoPago: mercadoPago, pxp: pxp) {
             return (nil, reply)
         }
-        return (nil, .json(404, .object([("error", .string("no emulated provider at this path"))])))
+        return (nil, .json(404, .object([.init("error", .string("no emulated provider at this path"))])))
     }
 
     /// `GET /_emulator/executed-charges`: every executed (not replayed) charge of the three

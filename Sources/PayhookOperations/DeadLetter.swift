@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookPostgres
-package import PayhookAdmin
+import PayhookAdmin
+package import PayhookCore
 
 /// One row of `dead_letters`: work that exhausted its retries, and what an operator did about it.
 package struct DeadLetter: Sendable, Equatable {

@@ -1,6 +1,6 @@
 package import Foundation
 import PayhookPostgres
-package import PayhookAdmin
+package import PayhookCore
 
 /// One dead letter with everything needed to decide about it: the error history, the raw
 /// delivery or job payload, and what a replay would do.

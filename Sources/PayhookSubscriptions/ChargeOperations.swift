@@ -3,6 +3,7 @@ package import PayhookPostgres
 import PayhookProviders
 package import PayhookQueue
 package import PayhookAdmin
+package import PayhookCore
 
 /// What an operator may do to one charge: settle by hand a charge whose outcome payhook cannot
 /// learn (`charge_outcome_unknown`: the provider's idempotency window has passed, no webhook

@@ -1,6 +1,6 @@
 package import Foundation
 package import PayhookPostgres
-package import PayhookAdmin
+package import PayhookCore
 
 /// One row of `subscriptions` with its vault token, as operators and the admin API see it.
 package struct Subscription: Sendable, Equatable {

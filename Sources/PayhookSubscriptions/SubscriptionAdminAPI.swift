@@ -2,6 +2,7 @@ import Foundation
 package import PayhookHTTP
 import PayhookAdmin
 package import PayhookPostgres
+import PayhookCore
 
 /// The admin listener's `/v1/subscriptions` routes: JSON over the same `SubscriptionOperations`
 /// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).

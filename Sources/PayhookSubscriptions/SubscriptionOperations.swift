@@ -1,5 +1,5 @@
 package import Foundation
-import PayhookCore
+package import PayhookCore
 package import PayhookPostgres
 import PayhookQueue
 package import PayhookAdmin

@@ -1,8 +1,7 @@
 package import Foundation
-import PayhookCore
+package import PayhookCore
 package import PayhookPostgres
 package import PayhookQueue
-package import PayhookAdmin
 
 /// One event for the merchant's system (`order.paid`, `order.refunded`, `order.charged_back`,
 /// `subscription.paused`, …), delivered as a signed Standard Webhooks POST by the

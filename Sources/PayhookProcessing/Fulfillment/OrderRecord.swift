@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookPostgres
 import PayhookAdmin
+import PayhookCore
 
 /// An order as fulfillment and the admin API see it: the merchant's registered expectation,
 /// what the provider reported, and the payments linked to it.

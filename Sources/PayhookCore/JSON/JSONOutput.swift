@@ -1,16 +1,19 @@
 package import Foundation
-import PayhookCore
 
-/// A JSON value built in code for CLI and admin API output, rendered with members in the order
-/// they were given.
+/// The one JSON writer: a value built in code (CLI and admin API output, the emulator's
+/// provider documents), rendered compactly with object members in the order they were given.
 ///
-/// Why not `JSONSerialization`: it reorders keys and turns integers into `NSNumber`s whose text
-/// may change; operators diff and grep this output, so it must be stable.
+/// Why not `JSONSerialization`: it reorders keys and turns numbers into `NSNumber`s whose text
+/// may change (`100.10` can come back as `100.09999999999999`); operators diff and grep this
+/// output, and the emulator's amounts must reach the decoders digit for digit.
 package enum JSONOutput: Sendable, Equatable {
     case object([Member])
     case array([JSONOutput])
     case string(String)
     case int(Int64)
+    /// A number written as exactly this text, such as an amount `100.10`; the caller vouches
+    /// that it is a JSON number.
+    case number(String)
     case bool(Bool)
     case null
     /// Text that is already JSON, such as `jsonb::text` from PostgreSQL, embedded as it is.
@@ -33,6 +36,9 @@ package enum JSONOutput: Sendable, Equatable {
     /// An RFC 3339 UTC timestamp with milliseconds, or `null`.
     package static func timestamp(_ date: Date?) -> JSONOutput { date.map { .string(Self.format($0)) } ?? .null }
 
+    /// Compact JSON text, as UTF-8 bytes (an HTTP body).
+    package var bytes: [UInt8] { Array(rendered.utf8) }
+
     /// Compact JSON text.
     package var rendered: String {
         switch self {
@@ -41,6 +47,7 @@ package enum JSONOutput: Sendable, Equatable {
         case .array(let items): "[" + items.map(\.rendered).joined(separator: ",") + "]"
         case .string(let text): JSONString.quote(text)
         case .int(let number): String(number)
+        case .number(let text): text
         case .bool(let flag): flag ? "true" : "false"
         case .null: "null"
         case .raw(let json): json
