@@ -159,6 +159,8 @@ public struct PayhookCLI: CommandGroup {
         case .success(let policy): retention = policy
         case .failure(let error): return fail(error.description)
         }
+        // A running server logs JSON lines to the process's standard output, not to `output`:
+        // they are a log stream for the collector, not a command's answer.
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
         do {
             if migrateFirst {

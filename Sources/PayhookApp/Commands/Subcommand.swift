@@ -1,7 +1,7 @@
 import Foundation
 import PayhookAdmin
-import PayhookPostgres
 import PayhookCore
+import PayhookPostgres
 
 /// What every `payhook` command shares: its usage text, the environment it reads and the output
 /// it writes to, and one way to refuse bad input (exit 2, the message, then the usage of the
