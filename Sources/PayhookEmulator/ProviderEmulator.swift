@@ -1,8 +1,8 @@
-public import Dispatch
+import Dispatch
 public import Foundation
 public import PayhookCore
 public import PayhookHTTP
-public import Synchronization
+import Synchronization
 
 /// One HTTP server that plays Mercado Pago, Adyen and PXP Unity for tests and local runs.
 ///

@@ -39,6 +39,13 @@ struct CLITests {
         #expect(result.standardOutput.isEmpty)
     }
 
+    @Test("a subcommand's unknown flag is reported with that subcommand's usage")
+    func subcommandUsage() async throws {
+        let result = await PayhookCLI.capture(["retention", "sweep", "--bogus"])
+        #expect(result.termination == .exited(2))
+        #expect(result.standardError.hasPrefix("payhook: unknown option: --bogus\n\nusage: payhook retention sweep"), "\(result.standardError)")
+    }
+
     @Test("migrate applies every migration once; run again it says the schema is up to date")
     func migrateTwice() async throws {
         let database = try await TestDatabase.empty("cli_migrate")

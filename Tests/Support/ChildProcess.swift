@@ -1,7 +1,7 @@
 public import Foundation
-public import Synchronization
+import Synchronization
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 
 /// How a child process ended.

@@ -26,8 +26,8 @@ struct RetentionCommand: CommandGroup {
 
     func run(_ subcommand: String, _ rest: ArraySlice<String>) async -> Int32 {
         guard subcommand == "sweep" else { return usageError("unknown retention subcommand: \(subcommand)") }
-        // An unknown flag is reported with `payhook`'s usage, as it always has been.
-        guard let flags = PayhookCLI(environment: environment, output: output).parseFlags(rest, allowed: ["--json"]) else { return 2 }
+        guard let arguments = parse(rest, options: [], flags: ["--json"]) else { return 2 }
+        guard arguments.positionals.isEmpty else { return usageError("retention sweep takes no arguments") }
         let policy: RetentionPolicy
         switch RetentionPolicy.parse(environment: environment) {
         case .success(let value): policy = value
@@ -40,7 +40,7 @@ struct RetentionCommand: CommandGroup {
                 let outcome = try await sweeper.sweep()
                 let elapsed = ContinuousClock.now - started
                 let seconds = String(format: "%.2f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-                if flags.contains("--json") {
+                if arguments.flags.contains("--json") {
                     output.print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
                           + "\"rejected_deliveries\":\(outcome.rejectedDeliveries),\"jobs\":\(outcome.jobs),\"seconds\":\(seconds)}")
                 } else {

@@ -1,5 +1,4 @@
 import Foundation
-import PayhookCore
 import Synchronization
 
 /// Writes log lines to stdout, one whole line per write, serialized so lines from different
