@@ -1,4 +1,5 @@
 package import PayhookCore
+import PayhookPostgres
 
 /// Why an operator action (CLI or admin API: dead letters, orders, subscriptions) could not be
 /// carried out.
@@ -61,6 +62,10 @@ package struct OperationsError: Error, Sendable, Equatable, CustomStringConverti
     /// Postgres error text names no bind values, so it is safe to show.
     package static func wrapping(_ error: any Error) -> OperationsError {
         if let error = error as? OperationsError { return error }
+        // The usual cause at the command line: DATABASE_URL names a database nobody migrated.
+        if let error = error as? PostgresError, error.kind == .undefinedTable {
+            return OperationsError(.databaseUnavailable, "database error: \(error); is the schema migrated? run `payhook migrate`")
+        }
         return OperationsError(.databaseUnavailable, "database error: \(error)")
     }
 }

@@ -46,6 +46,14 @@ struct CLITests {
         #expect(result.standardError.hasPrefix("payhook: unknown option: --bogus\n\nusage: payhook retention sweep"), "\(result.standardError)")
     }
 
+    @Test("an operator command against a schema that was never migrated says to run migrate")
+    func unmigratedSchema() async throws {
+        let database = try await TestDatabase.empty("cli_unmigrated")
+        let result = await PayhookCLI.capture(["dead-letters", "list"], environment: ["DATABASE_URL": database.url])
+        #expect(result.termination == .exited(1))
+        #expect(result.standardError.contains("run `payhook migrate`"), "\(result.standardError)")
+    }
+
     @Test("migrate applies every migration once; run again it says the schema is up to date")
     func migrateTwice() async throws {
         let database = try await TestDatabase.empty("cli_migrate")
