@@ -3,6 +3,7 @@
 //
 //   payhook-ingest-load --target 127.0.0.1:8080 --connections 64 --seconds 10 [--rate 5000] [--source 127.0.0.2]
 //   payhook-ingest-load --target 127.0.0.1:8080 --write-requests FILE --count N
+//   payhook-ingest-load ... --rate 5000 --emulator 127.0.0.1:8099   (bench/end-to-end)
 //
 // The second form only writes N signed requests ("<length>\n<raw HTTP request>" each) for
 // bench/ingest.lua, so that wrk (C, far cheaper per request than this program) can drive the
@@ -12,6 +13,9 @@
 // on a fixed schedule and measures latency from the scheduled send time, so a stalled server
 // cannot hide its queueing delay (no coordinated omission). BENCH_TIMELINE=1 adds a line with
 // each second's p99 and max.
+// With --emulator, the Mercado Pago payment and the PXP transaction each thin delivery points
+// at are first seeded into payhook-emulator (`PUT /_emulator/seed/…`, as `payhook send-test
+// --emulator` does), before the clock starts, so processors can complete them from it.
 // Secrets: BENCH_MP_SECRET, BENCH_ADYEN_HEX_KEY, BENCH_PXP_KEY (must match the server's).
 import Foundation
 import PayhookCrypto
@@ -31,6 +35,9 @@ struct Options {
     var runID = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
     /// Local address to connect from (bench/hostile: the providers on another loopback address).
     var source: String?
+    /// payhook-emulator's address: seed the resources thin deliveries point at before sending.
+    var emulatorHost: String?
+    var emulatorPort: UInt16 = 0
 }
 
 func parseOptions() -> Options {
@@ -51,6 +58,10 @@ func parseOptions() -> Options {
         case "--write-requests": options.writeRequestsPath = value
         case "--count": options.count = Int(value)!
         case "--source": options.source = value
+        case "--emulator":
+            let parts = value.split(separator: ":")
+            options.emulatorHost = String(parts[0])
+            options.emulatorPort = UInt16(parts[1])!
         default: fatalError("unknown flag \(flag)")
         }
     }
@@ -94,6 +105,27 @@ func signedRequest(provider: Int, id: String, host: String) -> [UInt8] {
     for (name, value) in headers { text += "\(name): \(value)\r\n" }
     text += "\r\n" + body
     return Array(text.utf8)
+}
+
+/// The emulator resource a thin delivery of `provider` with `id` is completed from: its seed path
+/// and JSON, in the shapes `payhook send-test` seeds (an approved Mercado Pago payment, an
+/// authorised PXP transaction of the emulator's merchant and site); nil for Adyen, whose
+/// deliveries are self-contained.
+func seedResource(provider: Int, id: String) -> (path: String, body: [UInt8])? {
+    let now = "2026-11-29T12:00:00.000Z"
+    switch provider {
+    case 0:
+        return ("/_emulator/seed/mercadopago/payments/\(id)", Array(#"{"id":"\#(id)","date_created":"\#(now)","date_approved":"\#(now)","date_last_updated":"\#(now)","collector_id":1873904477,"operation_type":"regular_payment","payment_method_id":"visa","payment_type_id":"credit_card","status":"approved","status_detail":"accredited","currency_id":"BRL","transaction_amount":19.99,"transaction_amount_refunded":0,"captured":true,"external_reference":"order-\#(id)","payer":{"id":"bench-payer"}}"#.utf8))
+    case 1:
+        return nil
+    default:
+        return ("/_emulator/seed/pxp/transactions/\(id)", Array(#"{"systemTransactionId":"\#(id)","state":"Authorised","stateMessage":"Transaction Authorised","approvalCode":"083415","transactionMethod":{"intent":"Authorisation","fundingType":"Card","entryType":"Ecom"},"merchant":"PAYHOOK-1","site":"SITE-EU","merchantTransactionId":"order-\#(id)","merchantTransactionDate":"\#(now)","amounts":{"transactionValue":19.99,"currencyCode":"EUR"},"shopper":{"id":"bench-shopper"}}"#.utf8))
+    }
+}
+
+/// A `PUT` of one seed, serialized.
+func seedRequest(_ seed: (path: String, body: [UInt8]), host: String) -> [UInt8] {
+    Array("PUT \(seed.path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nContent-Length: \(seed.body.count)\r\n\r\n".utf8) + seed.body
 }
 
 final class Connection {
@@ -190,6 +222,8 @@ if let path = options.writeRequestsPath {
     exit(0)
 }
 let results = Mutex<[ThreadResult]>([])
+/// The resources thin deliveries point at, seeded before the clock starts (--emulator).
+let pendingSeeds = Mutex<[(path: String, body: [UInt8])]>([])
 /// Set once every connection has signed its requests; all threads start together.
 let startBox = Mutex<Date?>(nil)
 let ready = DispatchGroup()
@@ -206,6 +240,12 @@ for connectionIndex in 0..<options.connections {
         let expected = Int((options.rate > 0 ? options.rate : options.presignRate) * options.seconds) / options.connections + 1
         let presigned = (0..<expected).map { n in
             signedRequest(provider: (connectionIndex + n) % 3, id: "b\(options.runID)c\(connectionIndex)n\(n)", host: options.host)
+        }
+        if options.emulatorHost != nil {
+            let seeds = (0..<expected).compactMap { n in
+                seedResource(provider: (connectionIndex + n) % 3, id: "b\(options.runID)c\(connectionIndex)n\(n)")
+            }
+            pendingSeeds.withLock { $0 += seeds }
         }
         ready.leave()
         go.wait()
@@ -241,6 +281,24 @@ for connectionIndex in 0..<options.connections {
     thread.start()
 }
 ready.wait()
+if let emulatorHost = options.emulatorHost {
+    // A few keep-alive connections: the emulator serves on one thread, so more would only queue.
+    let seeds = pendingSeeds.withLock { $0 }
+    let seedConnections = 4
+    let failures = Mutex(0)
+    let started = Date()
+    DispatchQueue.concurrentPerform(iterations: seedConnections) { part in
+        var connection = Connection(host: emulatorHost, port: options.emulatorPort)
+        for index in stride(from: part, to: seeds.count, by: seedConnections) {
+            if connection == nil { connection = Connection(host: emulatorHost, port: options.emulatorPort) }
+            let status = connection?.exchange(seedRequest(seeds[index], host: emulatorHost))
+            if status != 201 { failures.withLock { $0 += 1 }; if status == nil { connection = nil } }
+        }
+    }
+    let failed = failures.withLock { $0 }
+    FileHandle.standardError.write(Data(String(format: "seeded %d emulator resources in %.1f s\n", seeds.count, Date().timeIntervalSince(started)).utf8))
+    if failed > 0 { fatalError("\(failed) of \(seeds.count) emulator seeds failed") }
+}
 startBox.withLock { $0 = Date() }
 for _ in 0..<options.connections { go.signal() }
 group.wait()
