@@ -70,7 +70,7 @@ write_processing_ceiling_script() { # $1 file, $2 batch size
             echo "INSERT INTO payment_events (payment_id, order_id, vault_token_id, inbound_event_id, type, occurred_at, data) VALUES (:payment_id, NULL, NULL, (:ids::bigint[])[$k], 'payment.authorized', to_timestamp(1740406856), ('{\"currency\": \"EUR\", \"provider\": \"adyen\", \"amount_minor\": 10010, \"status_after\": \"authorized\", \"provider_status\": \"AUTHORISATION\", \"reported_status\": \"authorized\", \"merchant_reference\": \"order-' || (:keys::text[])[$k] || '\", \"provider_payment_id\": \"' || (:keys::text[])[$k] || '\"}')::jsonb);"
         done
         echo "RELEASE SAVEPOINT inbound_batch;"
-        echo "UPDATE inbound_events SET status = 'processed', processed_at = clock_timestamp(), attempts = attempts + 1, last_error = NULL WHERE id = ANY(:ids::bigint[]) AND status = 'pending';"
+        echo "UPDATE inbound_events SET status = 'processed', processed_at = clock_timestamp(), attempts = attempts + 1, last_error = NULL WHERE id = ANY(:ids::bigint[]);"
         echo "COMMIT;"
     } > "$1"
 }

@@ -28,10 +28,16 @@ package struct ProcessingSQL: SQLStatementSet {
 
     /// `$1` is a bigint array literal (`{1,2,3}`): `= ANY` plans as primary-key lookups, where
     /// `IN (SELECT jsonb_array_elements_text(…))` cost milliseconds per batch (bench/normalize).
+    ///
+    /// No `status = 'pending'` condition: the batch's rows are pending, locked by its claim
+    /// since the start of this transaction. With the condition, PostgreSQL may serve the
+    /// statement from the partial index of pending rows (`inbound_events_due`), reading every
+    /// entry of it for each batch, so that a batch costs more the further processing falls
+    /// behind (`ProcessingPlanTests`; bench/README.md, bench/end-to-end).
     let markProcessed = """
         UPDATE inbound_events
         SET status = 'processed', processed_at = clock_timestamp(), attempts = attempts + 1, last_error = NULL
-        WHERE id = ANY($1::bigint[]) AND status = 'pending'
+        WHERE id = ANY($1::bigint[])
         """
 
     let scheduleRetry = """
