@@ -18,13 +18,9 @@ package struct DeadLetterAdminAPI: AdminRoutes {
     }
 
     package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
-        try await Self.route(request, route, operations)
-    }
-
-    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: DeadLetterOperations) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("GET", 0):
-            let letters = try await operations.list(try filter(query: request.rawQuery))
+            let letters = try await operations.list(try Self.filter(query: request.rawQuery))
             return .admin(200, .object([.init("dead_letters", .array(letters.map(\.json)))]))
         case ("GET", 1):
             return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)

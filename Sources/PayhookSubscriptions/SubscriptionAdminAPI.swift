@@ -34,10 +34,6 @@ package struct SubscriptionAdminAPI: AdminRoutes {
     package static let actions: Set<String> = ["cancel", "pause", "resume"]
 
     package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
-        try await Self.route(request, route, operations)
-    }
-
-    private static func route(_ request: HTTPRequest, _ route: [String], _ operations: SubscriptionOperations) async throws -> HTTPResponse {
         let context: [JSONOutput.Member] = [
             .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
         ]
@@ -48,12 +44,12 @@ package struct SubscriptionAdminAPI: AdminRoutes {
             let created = try await operations.create(draft, by: action)
             return .admin(201, created.json)
         case ("GET", 0):
-            let query = try listQuery(request.rawQuery)
+            let query = try Self.listQuery(request.rawQuery)
             let subscriptions = try await operations.list(status: query.status, provider: query.provider, limit: query.limit)
             return .admin(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
         case ("GET", 1):
             return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
-        case ("POST", 2) where actions.contains(route[1]):
+        case ("POST", 2) where Self.actions.contains(route[1]):
             let id = try AdminRequest.pathID(route[0], of: "subscription")
             let body = try OperatorAction.parseBody(request.body)
             let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
@@ -65,7 +61,7 @@ package struct SubscriptionAdminAPI: AdminRoutes {
             return .admin(200, outcome.json)
         case (_, 0), (_, 1):
             return .adminMethodNotAllowed(request.method)
-        case (_, 2) where actions.contains(route[1]):
+        case (_, 2) where Self.actions.contains(route[1]):
             return .adminMethodNotAllowed(request.method)
         default:
             return .adminNoSuchRoute

@@ -17,10 +17,6 @@ package struct OrderAdminAPI: AdminRoutes {
     }
 
     package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
-        try await Self.route(request, route, service)
-    }
-
-    private static func route(_ request: HTTPRequest, _ route: [String], _ service: OrderService) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("POST", 0):
             if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
