@@ -46,8 +46,7 @@ package struct DeadLetterOperations: Sendable {
     package func letters(ids: [Int64]) async throws(OperationsError) -> [DeadLetter] {
         let found: [DeadLetter]
         do {
-            let literal = "{" + ids.map(String.init).joined(separator: ",") + "}"
-            found = try await pool.query(OperationsSQL.shared.selectLetters, [.text(literal)]).map { try DeadLetter(row: $0) }
+            found = try await pool.query(OperationsSQL.shared.selectLetters, [.integerArray(ids)]).map { try DeadLetter(row: $0) }
         } catch {
             throw OperationsError.wrapping(error)
         }

@@ -263,9 +263,8 @@ extension ConsoleReads {
     /// show only its final `processed` step.
     static func deadLetterSteps(inboundEvents: [Int64], jobs: [Int64], on connection: PostgresConnection) async throws -> [Step] {
         guard !inboundEvents.isEmpty || !jobs.isEmpty else { return [] }
-        func literal(_ ids: [Int64]) -> PostgresValue { .text("{" + ids.map(String.init).joined(separator: ",") + "}") }
         var steps: [Step] = []
-        for row in try await connection.query(ConsoleSQL.shared.deadLettersOfSources, [literal(inboundEvents), literal(jobs)]) {
+        for row in try await connection.query(ConsoleSQL.shared.deadLettersOfSources, [.integerArray(inboundEvents), .integerArray(jobs)]) {
             let id: Int64 = try row.decode("id")
             let status: String = try row.decode("status")
             let error: String? = try row.decode("error")
