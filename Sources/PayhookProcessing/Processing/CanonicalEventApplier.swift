@@ -51,39 +51,44 @@ package struct CanonicalEventApplier: Sendable {
     }
 
     /// Applies every event of one inbound event, in order.
+    ///
+    /// The history rows go to `pass`, and are written by its ``ApplyPass/writeHistory(on:)``,
+    /// which the caller runs before releasing the savepoint the pass lives in.
     /// - Parameters:
-    ///   - index: position of each event inside the inbound event, used to name adjustments
-    ///     that have no provider reference of their own.
+    ///   - pass: what earlier events of the same savepoint read and wrote (``ApplyPass``).
     /// - Returns: the orders and payments the events touched, for fulfillment's follow-ups.
     /// - Throws: `PostgresError` from any statement; the caller rolls back to its savepoint.
     @discardableResult
     func apply(_ events: [ApplicableEvent], inboundEventID: Int64, account: String = "", receivedAt: Date,
-               on connection: PostgresConnection) async throws -> TouchedRows {
+               pass: inout ApplyPass, on connection: PostgresConnection) async throws -> TouchedRows {
         var touched = TouchedRows()
+        // Each event's position inside the inbound event names the adjustments that have no
+        // provider reference of their own.
         for (index, applicable) in events.enumerated() {
             let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt, account: account)
             switch applicable.event {
             case .payment(let snapshot):
                 let written = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
-                                                     note: applicable.note, on: connection)
+                                                     note: applicable.note, pass: &pass, on: connection)
                 touched.record(written, merchantReference: snapshot.merchantReference)
             case .order(let order):
-                touched.orderIDs.insert(try await applyOrder(order, source: source, note: applicable.note, on: connection))
+                touched.orderIDs.insert(try await applyOrder(order, source: source, note: applicable.note, pass: &pass,
+                                                             on: connection))
             case .vaultToken(let token, let change):
                 let id = try await applyToken(token, on: connection)
                 var data = EventData(provider: token.provider.rawValue)
                 data.token = token.token
                 data.tokenStatus = token.status.rawValue
                 data.tokenChange = change.rawValue
-                try await insertEvent(type: applicable.event.type, paymentID: nil, orderID: nil, tokenID: id,
-                                      occurredAt: token.occurredAt, data: data, source: source, on: connection)
+                pass.append(history(type: applicable.event.type, paymentID: nil, orderID: nil, tokenID: id,
+                                    occurredAt: token.occurredAt, data: data, source: source))
             case .unknown(let provider, let eventType, let reference):
                 var data = EventData(provider: provider.rawValue)
                 data.providerEventType = eventType
                 data.reference = reference
                 data.note = applicable.note
-                try await insertEvent(type: "unknown", paymentID: nil, orderID: nil, tokenID: nil,
-                                      occurredAt: nil, data: data, source: source, on: connection)
+                pass.append(history(type: "unknown", paymentID: nil, orderID: nil, tokenID: nil,
+                                    occurredAt: nil, data: data, source: source))
             }
         }
         return touched
@@ -135,7 +140,7 @@ package struct CanonicalEventApplier: Sendable {
 
     @discardableResult
     func applyPayment(_ snapshot: PaymentSnapshot, fetched: Bool, orderID: Int64?, source: EventSource,
-                      note: String?, on connection: PostgresConnection) async throws -> WrittenPayment {
+                      note: String?, pass: inout ApplyPass, on connection: PostgresConnection) async throws -> WrittenPayment {
         let provider = snapshot.provider.rawValue
         var resolvedOrderID = orderID
         if resolvedOrderID == nil, let providerOrderID = snapshot.providerOrderID {
@@ -145,7 +150,13 @@ package struct CanonicalEventApplier: Sendable {
         if let token = snapshot.vaultToken { _ = try await applyToken(token, on: connection) }
 
         let adjustment = Self.adjustment(for: snapshot, fetched: fetched, source: source)
-        var stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+        let key = ApplyPass.PaymentKey(snapshot)
+        var stored: StoredPayment?
+        if let known = pass.payment(key) {
+            stored = known
+        } else {
+            stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+        }
         var paymentID = stored?.id
         if paymentID == nil, adjustment != nil {
             // Adjustments reference the payment, so a refund that arrives before its
@@ -155,6 +166,7 @@ package struct CanonicalEventApplier: Sendable {
             paymentID = try rows.rows.first?.decode("id", as: Int64.self)
             if paymentID == nil {
                 stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+                pass.remember(stored, for: key)
                 paymentID = stored?.id
             }
         }
@@ -174,13 +186,14 @@ package struct CanonicalEventApplier: Sendable {
 
         if let existingID = paymentID {
             if next != stored?.state || stored == nil {
-                try await connection.query(ProcessingSQL.shared.updatePayment, [
+                let rows = try await connection.query(ProcessingSQL.shared.updatePayment, [
                     .int(existingID), .text(next.account ?? ""), Self.int(next.orderID), Self.text(next.merchantReference),
                     Self.int(next.amountMinor), Self.text(next.currency), .int(next.refundedMinor), .text(status.rawValue),
                     Self.text(next.statusDetail), Self.text(next.method), Self.text(next.funding),
                     Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
                     .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
                 ])
+                pass.remember(try rows.rows.first.map(StoredPayment.init(row:)), for: key)
             }
         } else {
             let rows = try await connection.query(ProcessingSQL.shared.insertPayment, [
@@ -190,11 +203,13 @@ package struct CanonicalEventApplier: Sendable {
                 Self.text(next.funding), Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
                 .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
             ])
-            guard let id = try rows.rows.first?.decode("id", as: Int64.self) else {
+            guard let row = rows.rows.first else {
                 // Only possible if another writer skipped the advisory lock; retrying re-reads it.
                 throw PostgresError(kind: .serializationFailure, message: "payment row appeared concurrently")
             }
-            paymentID = id
+            let written = try StoredPayment(row: row)
+            pass.remember(written, for: key)
+            paymentID = written.id
         }
         guard let paymentID else {
             throw PostgresError(kind: .serializationFailure, message: "payment row could not be created")
@@ -225,37 +240,46 @@ package struct CanonicalEventApplier: Sendable {
         case nil:
             break
         }
-        try await insertEvent(type: CanonicalEvent.payment(snapshot).type, paymentID: paymentID, orderID: next.orderID,
-                              tokenID: nil, occurredAt: snapshot.occurredAt, data: data, source: source, on: connection)
+        pass.append(history(type: CanonicalEvent.payment(snapshot).type, paymentID: paymentID, orderID: next.orderID,
+                            tokenID: nil, occurredAt: snapshot.occurredAt, data: data, source: source))
         return WrittenPayment(paymentID: paymentID, orderID: next.orderID)
     }
 
+    /// A payment row as the applier reads it (``ProcessingSQL/paymentColumns``).
     package struct StoredPayment {
         let id: Int64
         let state: PaymentState
+
+        init(id: Int64, state: PaymentState) {
+            self.id = id
+            self.state = state
+        }
+
+        init(row: PostgresRow) throws(PostgresError) {
+            let statusText: String = try row.decode("status")
+            var state = PaymentState()
+            state.status = PaymentStatus(rawValue: statusText)
+            state.amountMinor = try row.decode("amount_minor")
+            state.currency = try row.decode("currency")
+            state.refundedMinor = try row.decode("refunded_minor")
+            state.chargebacks = try row.decode("chargebacks")
+            state.chargebackReversals = try row.decode("chargeback_reversals")
+            state.captureFailures = try row.decode("capture_failures")
+            state.statusDetail = try row.decode("status_detail")
+            state.method = try row.decode("method")
+            state.funding = try row.decode("funding")
+            state.merchantReference = try row.decode("merchant_reference")
+            state.account = try row.decode("account")
+            if state.account == "" { state.account = nil }
+            state.orderID = try row.decode("order_id")
+            state.providerUpdatedAt = try row.decode("provider_updated_at")
+            self.init(id: try row.decode("id"), state: state)
+        }
     }
 
     func selectPayment(provider: String, id: String, on connection: PostgresConnection) async throws -> StoredPayment? {
         let rows = try await connection.query(ProcessingSQL.shared.selectPaymentForUpdate, [.text(provider), .text(id)])
-        guard let row = rows.rows.first else { return nil }
-        let statusText: String = try row.decode("status")
-        var state = PaymentState()
-        state.status = PaymentStatus(rawValue: statusText)
-        state.amountMinor = try row.decode("amount_minor")
-        state.currency = try row.decode("currency")
-        state.refundedMinor = try row.decode("refunded_minor")
-        state.chargebacks = try row.decode("chargebacks")
-        state.chargebackReversals = try row.decode("chargeback_reversals")
-        state.captureFailures = try row.decode("capture_failures")
-        state.statusDetail = try row.decode("status_detail")
-        state.method = try row.decode("method")
-        state.funding = try row.decode("funding")
-        state.merchantReference = try row.decode("merchant_reference")
-        state.account = try row.decode("account")
-        if state.account == "" { state.account = nil }
-        state.orderID = try row.decode("order_id")
-        state.providerUpdatedAt = try row.decode("provider_updated_at")
-        return StoredPayment(id: try row.decode("id"), state: state)
+        return try rows.rows.first.map(StoredPayment.init(row:))
     }
 
     /// What an event adds to `payment_adjustments`.
@@ -316,7 +340,7 @@ package struct CanonicalEventApplier: Sendable {
     // MARK: Orders
 
     @discardableResult
-    func applyOrder(_ order: OrderSnapshot, source: EventSource, note: String?,
+    func applyOrder(_ order: OrderSnapshot, source: EventSource, note: String?, pass: inout ApplyPass,
                     on connection: PostgresConnection) async throws -> Int64 {
         let provider = order.provider.rawValue
         let rows = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
@@ -349,7 +373,8 @@ package struct CanonicalEventApplier: Sendable {
             orderID = try await insertOrder(order, account: source.account, on: connection)
         }
         for payment in order.payments {
-            try await applyPayment(payment, fetched: true, orderID: orderID, source: source, note: nil, on: connection)
+            try await applyPayment(payment, fetched: true, orderID: orderID, source: source, note: nil, pass: &pass,
+                                   on: connection)
         }
         var data = EventData(provider: provider)
         data.providerOrderID = order.providerOrderID
@@ -363,8 +388,8 @@ package struct CanonicalEventApplier: Sendable {
         data.fetched = true
         data.stale = stale ? true : nil
         data.note = note
-        try await insertEvent(type: "order.updated", paymentID: nil, orderID: orderID, tokenID: nil,
-                              occurredAt: order.updatedAt, data: data, source: source, on: connection)
+        pass.append(history(type: "order.updated", paymentID: nil, orderID: orderID, tokenID: nil,
+                            occurredAt: order.updatedAt, data: data, source: source))
         return orderID
     }
 
@@ -434,12 +459,11 @@ package struct CanonicalEventApplier: Sendable {
 
     // MARK: History
 
-    private func insertEvent(type: String, paymentID: Int64?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
-                             data: EventData, source: EventSource, on connection: PostgresConnection) async throws {
-        try await connection.query(ProcessingSQL.shared.insertPaymentEvent, [
-            Self.int(paymentID), Self.int(orderID), Self.int(tokenID), .int(source.inboundEventID), .text(type),
-            .timestamptz(occurredAt ?? source.receivedAt), .jsonb(data.json()),
-        ])
+    /// One `payment_events` row; the pass writes it with the rest of its history.
+    private func history(type: String, paymentID: Int64?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
+                         data: EventData, source: EventSource) -> ApplyPass.HistoryRow {
+        ApplyPass.HistoryRow(paymentID: paymentID, orderID: orderID, tokenID: tokenID, inboundEventID: source.inboundEventID,
+                             type: type, occurredAt: occurredAt ?? source.receivedAt, data: data.json())
     }
 
     static func text(_ value: String?) -> PostgresValue { value.map(PostgresValue.text) ?? .null }

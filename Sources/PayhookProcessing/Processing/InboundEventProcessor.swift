@@ -272,9 +272,10 @@ package final class InboundEventProcessor: Sendable {
                     savepointOpen = true
                 }
                 do {
+                    var pass = ApplyPass()
                     let rows = try await applier.apply(events, inboundEventID: event.id, account: event.account,
-                                                       receivedAt: event.receivedAt,
-                                                       on: connection)
+                                                       receivedAt: event.receivedAt, pass: &pass, on: connection)
+                    try await pass.writeHistory(on: connection)
                     try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
                     processed.append(event.id)
                     touched.merge(rows)
@@ -295,11 +296,12 @@ package final class InboundEventProcessor: Sendable {
     }
 
     /// The common case in one pass: every decodable event applied behind one savepoint for the
-    /// batch instead of one per event, a round trip per event fewer (bench/normalize). When
-    /// any event fails, everything this pass wrote is rolled back to that savepoint (the rows
-    /// claimed and the advisory locks, taken before it, stay held) and `nil` tells the caller
-    /// to apply event by event, each behind its own savepoint, so that the failing one is
-    /// rolled back alone, exactly as if this pass had not run.
+    /// batch instead of one per event, a round trip per event fewer (bench/normalize), with
+    /// the batch's payments read in one statement and its history written in one
+    /// (``ApplyPass``). When any event fails, everything this pass wrote is rolled back to
+    /// that savepoint (the rows claimed and the advisory locks, taken before it, stay held)
+    /// and `nil` tells the caller to apply event by event, each behind its own savepoint, so
+    /// that the failing one is rolled back alone, exactly as if this pass had not run.
     private func applyAllOrNothing(_ claimed: [ClaimedInboundEvent],
                                    _ plans: [Result<[ApplicableEvent], ProcessingFailure>],
                                    on connection: PostgresConnection) async throws
@@ -309,13 +311,16 @@ package final class InboundEventProcessor: Sendable {
         try await connection.execute("SAVEPOINT inbound_batch")
         var processed: [Int64] = []
         var touched = CanonicalEventApplier.TouchedRows()
+        var pass = ApplyPass()
         do {
+            try await pass.readPayments(named: plans.flatMap { (try? $0.get()) ?? [] }, on: connection)
             for (event, plan) in zip(claimed, plans) {
                 guard case .success(let events) = plan else { continue }
                 touched.merge(try await applier.apply(events, inboundEventID: event.id, account: event.account,
-                                                      receivedAt: event.receivedAt, on: connection))
+                                                      receivedAt: event.receivedAt, pass: &pass, on: connection))
                 processed.append(event.id)
             }
+            try await pass.writeHistory(on: connection)
         } catch {
             try await connection.execute("ROLLBACK TO SAVEPOINT inbound_batch; RELEASE SAVEPOINT inbound_batch")
             return nil

@@ -56,11 +56,23 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         """
 
+    /// What the applier reads of a payment (`CanonicalEventApplier.StoredPayment`); its writes
+    /// return the same columns, so that what a pass keeps of a row is what a read would return.
+    static let paymentColumns = """
+        id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals, capture_failures,
+        status_detail, method, funding, merchant_reference, account, order_id, provider_updated_at
+        """
+
     let selectPaymentForUpdate = """
-        SELECT id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals,
-               capture_failures, status_detail, method, funding, merchant_reference, account, order_id,
-               provider_updated_at
-        FROM payments WHERE provider = $1 AND provider_payment_id = $2 FOR UPDATE
+        SELECT \(ProcessingSQL.paymentColumns) FROM payments WHERE provider = $1 AND provider_payment_id = $2 FOR UPDATE
+        """
+
+    /// Every payment a pass's events name, read and locked in one statement, in id order (a
+    /// stable lock order). `$1` and `$2` are the providers and provider payment ids, pairwise.
+    let selectPaymentsForUpdate = """
+        SELECT provider, provider_payment_id, \(ProcessingSQL.paymentColumns) FROM payments
+        WHERE (provider, provider_payment_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+        ORDER BY id FOR UPDATE
         """
 
     /// A placeholder row so that adjustments can reference the payment before its state is
@@ -75,7 +87,7 @@ package struct ProcessingSQL: SQLStatementSet {
                               currency, refunded_minor, status, status_detail, method, funding, provider_updated_at,
                               chargebacks, chargeback_reversals, capture_failures)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-        ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
+        ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING \(ProcessingSQL.paymentColumns)
         """
 
     let updatePayment = """
@@ -83,7 +95,7 @@ package struct ProcessingSQL: SQLStatementSet {
                refunded_minor = $7, status = $8, status_detail = $9, method = $10, funding = $11,
                provider_updated_at = $12, chargebacks = $13, chargeback_reversals = $14, capture_failures = $15,
                updated_at = now()
-        WHERE id = $1
+        WHERE id = $1 RETURNING \(ProcessingSQL.paymentColumns)
         """
 
     /// Records an adjustment once per reference; a duplicate changes nothing.
@@ -156,8 +168,10 @@ package struct ProcessingSQL: SQLStatementSet {
         WHERE id = $1
         """
 
-    let insertPaymentEvent = """
+    /// A pass's history rows in one statement, one binary array per column, inserted (and given
+    /// their ids) in array order.
+    let insertPaymentEvents = """
         INSERT INTO payment_events (payment_id, order_id, vault_token_id, inbound_event_id, type, occurred_at, data)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)
+        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::timestamptz[], $7::jsonb[])
         """
 }
