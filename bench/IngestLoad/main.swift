@@ -299,10 +299,20 @@ if let emulatorHost = options.emulatorHost {
     FileHandle.standardError.write(Data(String(format: "seeded %d emulator resources in %.1f s\n", seeds.count, Date().timeIntervalSince(started)).utf8))
     if failed > 0 { fatalError("\(failed) of \(seeds.count) emulator seeds failed") }
 }
+/// CPU seconds this process has used (user and system), so that a bench can say what the load
+/// itself cost the machine it shares with the server.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+let cpuAtStart = cpuSeconds()
 startBox.withLock { $0 = Date() }
 for _ in 0..<options.connections { go.signal() }
 group.wait()
 let elapsed = Date().timeIntervalSince(startBox.withLock { $0! })
+let sendingCPU = cpuSeconds() - cpuAtStart
 let all = results.withLock { $0 }
 let latencies = all.flatMap(\.latencies).sorted()
 var statuses: [Int: Int] = [:]
@@ -315,7 +325,7 @@ let ok = statuses[200] ?? 0
 let statusText = statuses.keys.sorted().map { "\($0):\(statuses[$0]!)" }.joined(separator: " ")
 print(String(format: "requests=%d ok=%d rate=%.0f/s p50=%.2fms p99=%.2fms p999=%.2fms max=%.2fms",
              latencies.count, ok, Double(ok) / elapsed, percentile(0.5), percentile(0.99), percentile(0.999),
-             percentile(1.0)) + " statuses=[\(statusText)] broken=\(broken)")
+             percentile(1.0)) + " statuses=[\(statusText)] broken=\(broken)" + String(format: " cpu=%.2fs", sendingCPU))
 // With BENCH_TIMELINE=1, each second's p99 and max (by when requests were due): a tail that
 // comes from a few stalls shows as a few bad seconds, one that comes from general slowness
 // does not.
