@@ -461,5 +461,14 @@ struct MoneySimulation {
         // 7. No job left running.
         let running = try await pool.query("SELECT count(*) AS n FROM jobs WHERE state = 'running'").rows.first?.decode("n", as: Int64.self) ?? 0
         expect(running == 0, "\(running) jobs left running")
+        // 8. History points at rows that exist: payment_events references payments, orders and
+        //    tokens by id without foreign keys (docs/decisions/0008), so this is the check.
+        let dangling = try await pool.query("""
+            SELECT count(*) AS n FROM payment_events e
+            WHERE (e.payment_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.id = e.payment_id))
+               OR (e.order_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = e.order_id))
+               OR (e.vault_token_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM vault_tokens t WHERE t.id = e.vault_token_id))
+            """).rows.first?.decode("n", as: Int64.self) ?? 0
+        expect(dangling == 0, "\(dangling) history rows point at a payment, order or token that does not exist")
     }
 }
