@@ -204,8 +204,7 @@ package struct CanonicalEventApplier: Sendable {
                 .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
             ])
             guard let row = rows.rows.first else {
-                // Only possible if another writer skipped the advisory lock; retrying re-reads it.
-                throw PostgresError(kind: .serializationFailure, message: "payment row appeared concurrently")
+                throw PostgresError(kind: .other, message: "payment insert returned no row")
             }
             let written = try StoredPayment(row: row)
             pass.remember(written, for: key)
