@@ -32,4 +32,27 @@ struct ProcessingPlanTests {
         #expect(text.contains("inbound_events_pkey"), "\(text)")
         #expect(!text.contains("inbound_events_due"), "\(text)")
     }
+
+    /// The batch's payments are read in one statement (``ApplyPass``). Planned as a scan of
+    /// `payments`, it would read the whole table for every batch; it must look each pair up in
+    /// the unique index.
+    @Test("reading a batch's payments looks each up in the unique index, not by scanning payments")
+    func batchPaymentReadUsesUniqueIndex() async throws {
+        let database = try await TestDatabase.migrated("processing_plan_payments")
+        let connection = try await PostgresConnection.connect(database.url)
+        defer { connection.close() }
+        try await connection.execute("""
+            INSERT INTO payments (provider, provider_payment_id, status)
+            SELECT 'adyen', 'psp-' || g, 'authorized' FROM generate_series(1, 20000) g;
+            ANALYZE payments;
+            SET plan_cache_mode = force_generic_plan;
+            """)
+        try await connection.execute("PREPARE read_payments AS \(ProcessingSQL.shared.selectPaymentsForUpdate)")
+        let rows = try await connection.query("EXPLAIN EXECUTE read_payments('{adyen,adyen}', '{psp-7,psp-8}')")
+        var plan: [String] = []
+        for row in rows { plan.append(try row.decode("QUERY PLAN")) }
+        let text = plan.joined(separator: "\n")
+        #expect(text.contains("payments_provider_payment"), "\(text)")
+        #expect(!text.contains("Seq Scan on payments"), "\(text)")
+    }
 }
