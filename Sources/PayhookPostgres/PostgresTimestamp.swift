@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Converts between `Date` and PostgreSQL's ISO `timestamptz` text.
 ///
@@ -130,5 +130,14 @@ struct DigitScanner {
             count += 1
         }
         return count >= minDigits ? value : nil
+    }
+}
+
+extension PostgresValue {
+    /// The date a `timestamptz` column bound to `.timestamptz(date)` reads back as: rounded to
+    /// the microsecond and parsed as a read parses it. For code that keeps a row it has written
+    /// instead of reading it back, so that what it compares later is what a read would return.
+    package static func storedTimestamp(_ date: Date) -> Date? {
+        PostgresTimestamp.format(date).flatMap(PostgresTimestamp.parse)
     }
 }

@@ -55,4 +55,29 @@ struct ProcessingPlanTests {
         #expect(text.contains("payments_provider_payment"), "\(text)")
         #expect(!text.contains("Seq Scan on payments"), "\(text)")
     }
+
+    /// The batch's changed payments are written in one statement; each row must be found by
+    /// primary key, not by scanning `payments` for every batch.
+    @Test("writing a batch's changed payments finds each row by primary key")
+    func batchPaymentUpdateUsesPrimaryKey() async throws {
+        let database = try await TestDatabase.migrated("processing_plan_payment_update")
+        let connection = try await PostgresConnection.connect(database.url)
+        defer { connection.close() }
+        try await connection.execute("""
+            INSERT INTO payments (provider, provider_payment_id, status)
+            SELECT 'adyen', 'psp-' || g, 'authorized' FROM generate_series(1, 20000) g;
+            ANALYZE payments;
+            SET plan_cache_mode = force_generic_plan;
+            """)
+        try await connection.execute("PREPARE update_payments AS \(ProcessingSQL.shared.updatePayments)")
+        let rows = try await connection.query("""
+            EXPLAIN EXECUTE update_payments('{7}', '{""}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{captured}',
+                                            '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{0}', '{0}')
+            """)
+        var plan: [String] = []
+        for row in rows { plan.append(try row.decode("QUERY PLAN")) }
+        let text = plan.joined(separator: "\n")
+        #expect(text.contains("payments_pkey"), "\(text)")
+        #expect(!text.contains("Seq Scan on payments"), "\(text)")
+    }
 }

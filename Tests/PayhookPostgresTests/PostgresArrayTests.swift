@@ -123,4 +123,35 @@ struct PostgresTimestampArrayTests {
             }
         }
     }
+
+    @Test("storedTimestamp is the date a read of the stored value returns, sub-microsecond parts and all")
+    func storedTimestamp() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let connection = try await PostgresConnection.connect(conninfo)
+            defer { connection.close() }
+            // Provider timestamps (whole seconds, milliseconds) and clock-like ones.
+            var dates = [Date(timeIntervalSince1970: 1_740_406_856), Date(timeIntervalSince1970: 1_740_406_856.123),
+                         Date(timeIntervalSince1970: 1_742_900_210.5), Date(timeIntervalSince1970: 1_796_001_460.1234567)]
+            var state: UInt64 = 0x2545_F491_4F6C_DD1D
+            for _ in 0..<2_000 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                dates.append(Date(timeIntervalSince1970: 1_764_480_000 + Double(state >> 24) / Double(1 << 40) * 86_400))
+            }
+            var array = PostgresArray(.timestamptz)
+            for date in dates { try array.append(date) }
+            let rows = try await connection.query("""
+                SELECT n, t FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, n) ORDER BY n
+                """, [.array(array)])
+            #expect(rows.rows.count == dates.count)
+            var mismatches = 0
+            for row in rows {
+                let date = dates[try row.decode("n", as: Int.self) - 1]
+                if try row.decode("t", as: Date.self) != PostgresValue.storedTimestamp(date) { mismatches += 1 }
+            }
+            #expect(mismatches == 0)
+            // And the same through the text bind a single-row write uses.
+            let single = try await connection.query("SELECT $1::timestamptz AS t", [.timestamptz(dates[1])])
+            #expect(try single.rows.first?.decode("t", as: Date.self) == PostgresValue.storedTimestamp(dates[1]))
+        }
+    }
 }

@@ -52,8 +52,9 @@ package struct CanonicalEventApplier: Sendable {
 
     /// Applies every event of one inbound event, in order.
     ///
-    /// The history rows go to `pass`, and are written by its ``ApplyPass/writeHistory(on:)``,
-    /// which the caller runs before releasing the savepoint the pass lives in.
+    /// Payment and history writes go to `pass`, and are made by its
+    /// ``ApplyPass/write(into:on:)``, which the caller runs before releasing the savepoint the
+    /// pass lives in; it also adds the payments the events left unlinked to the touched rows.
     /// - Parameters:
     ///   - pass: what earlier events of the same savepoint read and wrote (``ApplyPass``).
     /// - Returns: the orders and payments the events touched, for fulfillment's follow-ups.
@@ -68,9 +69,14 @@ package struct CanonicalEventApplier: Sendable {
             let source = EventSource(inboundEventID: inboundEventID, index: index, receivedAt: receivedAt, account: account)
             switch applicable.event {
             case .payment(let snapshot):
-                let written = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
+                let orderID = try await applyPayment(snapshot, fetched: applicable.fetched, orderID: nil, source: source,
                                                      note: applicable.note, pass: &pass, on: connection)
-                touched.record(written, merchantReference: snapshot.merchantReference)
+                if let orderID {
+                    touched.orderIDs.insert(orderID)
+                } else if snapshot.merchantReference != nil {
+                    // It may belong to an order the merchant registered by reference.
+                    pass.noteUnlinked(ApplyPass.PaymentKey(snapshot))
+                }
             case .order(let order):
                 touched.orderIDs.insert(try await applyOrder(order, source: source, note: applicable.note, pass: &pass,
                                                              on: connection))
@@ -80,24 +86,18 @@ package struct CanonicalEventApplier: Sendable {
                 data.token = token.token
                 data.tokenStatus = token.status.rawValue
                 data.tokenChange = change.rawValue
-                pass.append(history(type: applicable.event.type, paymentID: nil, orderID: nil, tokenID: id,
+                pass.append(history(type: applicable.event.type, payment: nil, orderID: nil, tokenID: id,
                                     occurredAt: token.occurredAt, data: data, source: source))
             case .unknown(let provider, let eventType, let reference):
                 var data = EventData(provider: provider.rawValue)
                 data.providerEventType = eventType
                 data.reference = reference
                 data.note = applicable.note
-                pass.append(history(type: "unknown", paymentID: nil, orderID: nil, tokenID: nil,
+                pass.append(history(type: "unknown", payment: nil, orderID: nil, tokenID: nil,
                                     occurredAt: nil, data: data, source: source))
             }
         }
         return touched
-    }
-
-    /// What a payment write left behind: its row and the order it belongs to, if any.
-    package struct WrittenPayment {
-        let paymentID: Int64
-        let orderID: Int64?
     }
 
     /// Orders touched, and payments that name a merchant reference but no order yet (they may
@@ -105,14 +105,6 @@ package struct CanonicalEventApplier: Sendable {
     package struct TouchedRows: Sendable {
         package var orderIDs: Set<Int64> = []
         package var unlinkedPaymentIDs: [Int64] = []
-
-        mutating func record(_ written: WrittenPayment, merchantReference: String?) {
-            if let order = written.orderID {
-                orderIDs.insert(order)
-            } else if merchantReference != nil {
-                unlinkedPaymentIDs.append(written.paymentID)
-            }
-        }
 
         mutating func merge(_ other: TouchedRows) {
             orderIDs.formUnion(other.orderIDs)
@@ -138,9 +130,13 @@ package struct CanonicalEventApplier: Sendable {
 
     // MARK: Payments
 
+    /// Merges one payment event into the payment `pass` holds (reading it first if the pass has
+    /// not), records its adjustment, and leaves the payment's new state and the history row to
+    /// the pass's writes.
+    /// - Returns: the order the payment belongs to, if any.
     @discardableResult
     func applyPayment(_ snapshot: PaymentSnapshot, fetched: Bool, orderID: Int64?, source: EventSource,
-                      note: String?, pass: inout ApplyPass, on connection: PostgresConnection) async throws -> WrittenPayment {
+                      note: String?, pass: inout ApplyPass, on connection: PostgresConnection) async throws -> Int64? {
         let provider = snapshot.provider.rawValue
         var resolvedOrderID = orderID
         if resolvedOrderID == nil, let providerOrderID = snapshot.providerOrderID {
@@ -151,27 +147,38 @@ package struct CanonicalEventApplier: Sendable {
 
         let adjustment = Self.adjustment(for: snapshot, fetched: fetched, source: source)
         let key = ApplyPass.PaymentKey(snapshot)
-        var stored: StoredPayment?
+        var stored: ApplyPass.Payment?
         if let known = pass.payment(key) {
             stored = known
         } else {
             stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
-        }
-        var paymentID = stored?.id
-        if paymentID == nil, adjustment != nil {
-            // Adjustments reference the payment, so a refund that arrives before its
-            // authorisation needs the row first.
-            let rows = try await connection.query(ProcessingSQL.shared.insertPlaceholderPayment,
-                                                  [.text(provider), .text(snapshot.providerPaymentID)])
-            paymentID = try rows.rows.first?.decode("id", as: Int64.self)
-            if paymentID == nil {
-                stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
-                pass.remember(stored, for: key)
-                paymentID = stored?.id
-            }
+                .map { ApplyPass.Payment(id: $0.id, state: $0.state) }
+            pass.remember(stored, for: key)
         }
         var totals: AdjustmentTotals?
-        if let adjustment, let paymentID {
+        if let adjustment {
+            // Adjustments reference the payment's row, so it must exist now: written if the
+            // pass holds it unwritten, or a placeholder when a refund arrives before its
+            // authorisation (the pass then writes the merged state over it).
+            var paymentID = try await pass.rowID(of: key, on: connection)
+            if paymentID == nil {
+                let rows = try await connection.query(ProcessingSQL.shared.insertPlaceholderPayment,
+                                                      [.text(provider), .text(snapshot.providerPaymentID)])
+                paymentID = try rows.rows.first?.decode("id", as: Int64.self)
+                if let paymentID {
+                    var placeholder = PaymentState()
+                    placeholder.status = .pending
+                    pass.remember(ApplyPass.Payment(id: paymentID, state: placeholder), for: key)
+                } else {
+                    stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
+                        .map { ApplyPass.Payment(id: $0.id, state: $0.state) }
+                    pass.remember(stored, for: key)
+                    paymentID = stored?.id
+                }
+            }
+            guard let paymentID else {
+                throw PostgresError(kind: .serializationFailure, message: "payment row could not be created")
+            }
             totals = try await record(adjustment, provider: provider, paymentID: paymentID, source: source, on: connection)
         }
         var current = stored?.state ?? PaymentState()
@@ -183,35 +190,8 @@ package struct CanonicalEventApplier: Sendable {
         next.account = stored?.state.account ?? (source.account.isEmpty ? nil : source.account)
         let status = next.status ?? .pending
         next.status = status
-
-        if let existingID = paymentID {
-            if next != stored?.state || stored == nil {
-                let rows = try await connection.query(ProcessingSQL.shared.updatePayment, [
-                    .int(existingID), .text(next.account ?? ""), Self.int(next.orderID), Self.text(next.merchantReference),
-                    Self.int(next.amountMinor), Self.text(next.currency), .int(next.refundedMinor), .text(status.rawValue),
-                    Self.text(next.statusDetail), Self.text(next.method), Self.text(next.funding),
-                    Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
-                    .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
-                ])
-                pass.remember(try rows.rows.first.map(StoredPayment.init(row:)), for: key)
-            }
-        } else {
-            let rows = try await connection.query(ProcessingSQL.shared.insertPayment, [
-                .text(provider), .text(next.account ?? ""), .text(snapshot.providerPaymentID), Self.int(next.orderID),
-                Self.text(next.merchantReference), Self.int(next.amountMinor), Self.text(next.currency),
-                .int(next.refundedMinor), .text(status.rawValue), Self.text(next.statusDetail), Self.text(next.method),
-                Self.text(next.funding), Self.date(next.providerUpdatedAt), .int(Int64(next.chargebacks)),
-                .int(Int64(next.chargebackReversals)), .int(Int64(next.captureFailures)),
-            ])
-            guard let row = rows.rows.first else {
-                throw PostgresError(kind: .other, message: "payment insert returned no row")
-            }
-            let written = try StoredPayment(row: row)
-            pass.remember(written, for: key)
-            paymentID = written.id
-        }
-        guard let paymentID else {
-            throw PostgresError(kind: .serializationFailure, message: "payment row could not be created")
+        if next != stored?.state || stored == nil {
+            pass.change(key, to: next)
         }
 
         var data = EventData(provider: provider)
@@ -239,9 +219,9 @@ package struct CanonicalEventApplier: Sendable {
         case nil:
             break
         }
-        pass.append(history(type: CanonicalEvent.payment(snapshot).type, paymentID: paymentID, orderID: next.orderID,
+        pass.append(history(type: CanonicalEvent.payment(snapshot).type, payment: key, orderID: next.orderID,
                             tokenID: nil, occurredAt: snapshot.occurredAt, data: data, source: source))
-        return WrittenPayment(paymentID: paymentID, orderID: next.orderID)
+        return next.orderID
     }
 
     /// A payment row as the applier reads it (``ProcessingSQL/paymentColumns``).
@@ -387,7 +367,7 @@ package struct CanonicalEventApplier: Sendable {
         data.fetched = true
         data.stale = stale ? true : nil
         data.note = note
-        pass.append(history(type: "order.updated", paymentID: nil, orderID: orderID, tokenID: nil,
+        pass.append(history(type: "order.updated", payment: nil, orderID: orderID, tokenID: nil,
                             occurredAt: order.updatedAt, data: data, source: source))
         return orderID
     }
@@ -459,9 +439,9 @@ package struct CanonicalEventApplier: Sendable {
     // MARK: History
 
     /// One `payment_events` row; the pass writes it with the rest of its history.
-    private func history(type: String, paymentID: Int64?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
+    private func history(type: String, payment: ApplyPass.PaymentKey?, orderID: Int64?, tokenID: Int64?, occurredAt: Date?,
                          data: EventData, source: EventSource) -> ApplyPass.HistoryRow {
-        ApplyPass.HistoryRow(paymentID: paymentID, orderID: orderID, tokenID: tokenID, inboundEventID: source.inboundEventID,
+        ApplyPass.HistoryRow(payment: payment, orderID: orderID, tokenID: tokenID, inboundEventID: source.inboundEventID,
                              type: type, occurredAt: occurredAt ?? source.receivedAt, data: data.json())
     }
 

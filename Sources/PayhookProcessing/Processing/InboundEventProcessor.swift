@@ -273,9 +273,9 @@ package final class InboundEventProcessor: Sendable {
                 }
                 do {
                     var pass = ApplyPass()
-                    let rows = try await applier.apply(events, inboundEventID: event.id, account: event.account,
+                    var rows = try await applier.apply(events, inboundEventID: event.id, account: event.account,
                                                        receivedAt: event.receivedAt, pass: &pass, on: connection)
-                    try await pass.writeHistory(on: connection)
+                    try await pass.write(into: &rows, on: connection)
                     try await connection.execute("RELEASE SAVEPOINT inbound_event; SAVEPOINT inbound_event")
                     processed.append(event.id)
                     touched.merge(rows)
@@ -297,8 +297,8 @@ package final class InboundEventProcessor: Sendable {
 
     /// The common case in one pass: every decodable event applied behind one savepoint for the
     /// batch instead of one per event, a round trip per event fewer (bench/normalize), with
-    /// the batch's payments read in one statement and its history written in one
-    /// (``ApplyPass``). When any event fails, everything this pass wrote is rolled back to
+    /// the batch's payments read in one statement and its payment and history rows written in
+    /// three (``ApplyPass``). When any event fails, everything this pass wrote is rolled back to
     /// that savepoint (the rows claimed and the advisory locks, taken before it, stay held)
     /// and `nil` tells the caller to apply event by event, each behind its own savepoint, so
     /// that the failing one is rolled back alone, exactly as if this pass had not run.
@@ -320,7 +320,7 @@ package final class InboundEventProcessor: Sendable {
                                                       receivedAt: event.receivedAt, pass: &pass, on: connection))
                 processed.append(event.id)
             }
-            try await pass.writeHistory(on: connection)
+            try await pass.write(into: &touched, on: connection)
         } catch {
             try await connection.execute("ROLLBACK TO SAVEPOINT inbound_batch; RELEASE SAVEPOINT inbound_batch")
             return nil

@@ -56,8 +56,7 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         """
 
-    /// What the applier reads of a payment (`CanonicalEventApplier.StoredPayment`); its writes
-    /// return the same columns, so that what a pass keeps of a row is what a read would return.
+    /// What the applier reads of a payment (`CanonicalEventApplier.StoredPayment`).
     static let paymentColumns = """
         id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals, capture_failures,
         status_detail, method, funding, merchant_reference, account, order_id, provider_updated_at
@@ -82,8 +81,9 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
         """
 
-    /// No `ON CONFLICT`: the caller holds the payment's advisory lock and has just read that the
-    /// row does not exist, and every other writer of `payments` takes the same lock. A
+    /// One new payment, written before its pass ends because an adjustment must reference its
+    /// row (`ApplyPass.rowID`). No `ON CONFLICT`: the caller holds the payment's advisory lock
+    /// and has read that the row does not exist, and every other writer of `payments` takes the same lock. A
     /// conflict would mean a writer that skipped it; the statement then fails and the event is
     /// retried. (`ON CONFLICT DO NOTHING` cost each insert a third more: the speculative
     /// insertion checks the unique index before the insert and again after it.)
@@ -92,15 +92,36 @@ package struct ProcessingSQL: SQLStatementSet {
                               currency, refunded_minor, status, status_detail, method, funding, provider_updated_at,
                               chargebacks, chargeback_reversals, capture_failures)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-        RETURNING \(ProcessingSQL.paymentColumns)
+        RETURNING id
         """
 
-    let updatePayment = """
-        UPDATE payments SET account = $2, order_id = $3, merchant_reference = $4, amount_minor = $5, currency = $6,
-               refunded_minor = $7, status = $8, status_detail = $9, method = $10, funding = $11,
-               provider_updated_at = $12, chargebacks = $13, chargeback_reversals = $14, capture_failures = $15,
-               updated_at = now()
-        WHERE id = $1 RETURNING \(ProcessingSQL.paymentColumns)
+    /// A pass's new payments in one statement (`ApplyPass`): `$1`, `$2` the providers and
+    /// provider payment ids, `$3` – `$16` the state columns in this order, one binary array
+    /// each. No `ON CONFLICT`, for the reason given at `insertPayment`.
+    let insertPayments = """
+        INSERT INTO payments (provider, provider_payment_id, account, order_id, merchant_reference, amount_minor, currency,
+                              refunded_minor, status, status_detail, method, funding, provider_updated_at,
+                              chargebacks, chargeback_reversals, capture_failures)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
+                             $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[],
+                             $14::bigint[], $15::bigint[], $16::bigint[])
+        RETURNING provider, provider_payment_id, id
+        """
+
+    /// A pass's changed payments in one statement: `$1` their ids, `$2` – `$15` the state columns
+    /// in `insertPayments`' order. Each id appears once: a pass writes a payment's last state.
+    let updatePayments = """
+        UPDATE payments AS p SET account = v.account, order_id = v.order_id, merchant_reference = v.merchant_reference,
+               amount_minor = v.amount_minor, currency = v.currency, refunded_minor = v.refunded_minor, status = v.status,
+               status_detail = v.status_detail, method = v.method, funding = v.funding,
+               provider_updated_at = v.provider_updated_at, chargebacks = v.chargebacks,
+               chargeback_reversals = v.chargeback_reversals, capture_failures = v.capture_failures, updated_at = now()
+        FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bigint[],
+                    $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::bigint[], $14::bigint[],
+                    $15::bigint[])
+             AS v(id, account, order_id, merchant_reference, amount_minor, currency, refunded_minor, status,
+                  status_detail, method, funding, provider_updated_at, chargebacks, chargeback_reversals, capture_failures)
+        WHERE p.id = v.id
         """
 
     /// Records an adjustment once per reference; a duplicate changes nothing.
