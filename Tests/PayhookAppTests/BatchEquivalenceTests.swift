@@ -40,6 +40,17 @@ struct BatchEquivalenceTests {
         return lines
     }
 
+    /// Records the first row where the two databases differ.
+    static func expectSameRows(_ single: ProcessingHarness, _ batched: ProcessingHarness) async throws {
+        let expected = try await fingerprint(single)
+        let actual = try await fingerprint(batched)
+        #expect(actual.count == expected.count)
+        for (index, (want, got)) in zip(expected, actual).enumerated() where want != got {
+            Issue.record("row \(index) differs:\n  one per batch: \(want)\n  batched:       \(got)")
+            break
+        }
+    }
+
     /// Adyen: every order of a payment's five deliveries (refunds before their authorisation,
     /// one refund twice, a new token) and of a dispute's four, all in the inbox at once.
     static func adyenDeliveries() -> [String] {
@@ -49,13 +60,7 @@ struct BatchEquivalenceTests {
             bodies += order.map { life[$0] }
         }
         for (run, order) in permutations(Array(0..<4)).enumerated() {
-            let psp = "EQD\(run)"
-            let dispute = [
-                Bodies.adyen(Bodies.adyenItem(psp: psp, code: "AUTHORISATION", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "C-\(psp)", original: psp, code: "CAPTURE", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK_REVERSED", value: 12345, currency: "BHD")),
-            ]
+            let dispute = NormalizationAdyenTests.dispute("EQD\(run)")
             bodies += order.map { dispute[$0] }
         }
         return bodies
@@ -76,13 +81,7 @@ struct BatchEquivalenceTests {
         let outcome = try await batched.drain(batched.processor(batchSize: batchSize))
         #expect(outcome.processed == bodies.count)
 
-        let expected = try await Self.fingerprint(single)
-        let actual = try await Self.fingerprint(batched)
-        #expect(actual.count == expected.count)
-        for (index, (want, got)) in zip(expected, actual).enumerated() where want != got {
-            Issue.record("row \(index) differs:\n  one per batch: \(want)\n  batched:       \(got)")
-            break
-        }
+        try await Self.expectSameRows(single, batched)
     }
 
     @Test("Mercado Pago order lives in every order, completed by fetches: one batch writes what one delivery per batch writes")
@@ -122,13 +121,7 @@ struct BatchEquivalenceTests {
         for delivery in deliveries { try await batched.insert(delivery.provider, delivery.body) }
         #expect(try await batched.drain(batched.processor()).processed == deliveries.count)
 
-        let expected = try await Self.fingerprint(single)
-        let actual = try await Self.fingerprint(batched)
-        #expect(actual.count == expected.count)
-        for (index, (want, got)) in zip(expected, actual).enumerated() where want != got {
-            Issue.record("row \(index) differs:\n  one per batch: \(want)\n  batched:       \(got)")
-            break
-        }
+        try await Self.expectSameRows(single, batched)
     }
 
     @Test("an event whose history row fails rolls back alone, after earlier events of its payment in the same batch")

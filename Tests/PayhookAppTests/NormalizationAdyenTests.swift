@@ -25,6 +25,16 @@ struct NormalizationAdyenTests {
         ]
     }
 
+    /// A dispute's four deliveries: authorise, capture, chargeback, and its reversal.
+    static func dispute(_ psp: String) -> [String] {
+        [
+            Bodies.adyen(Bodies.adyenItem(psp: psp, code: "AUTHORISATION", value: 12345, currency: "BHD")),
+            Bodies.adyen(Bodies.adyenItem(psp: "C-\(psp)", original: psp, code: "CAPTURE", value: 12345, currency: "BHD")),
+            Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK", value: 12345, currency: "BHD")),
+            Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK_REVERSED", value: 12345, currency: "BHD")),
+        ]
+    }
+
     @Test("a full payment life ends refunded, with one history row per delivery and the token stored")
     func fullLife() async throws {
         let harness = try await ProcessingHarness.make("adyen_life")
@@ -95,12 +105,7 @@ struct NormalizationAdyenTests {
         let processor = harness.processor()
         for (run, order) in permutations(Array(0..<4)).enumerated() {
             let psp = "CB\(run)"
-            let bodies = [
-                Bodies.adyen(Bodies.adyenItem(psp: psp, code: "AUTHORISATION", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "C-\(psp)", original: psp, code: "CAPTURE", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK", value: 12345, currency: "BHD")),
-                Bodies.adyen(Bodies.adyenItem(psp: "D-\(psp)", original: psp, code: "CHARGEBACK_REVERSED", value: 12345, currency: "BHD")),
-            ]
+            let bodies = Self.dispute(psp)
             for index in order {
                 try await harness.insert(.adyen, bodies[index])
                 try await harness.drain(processor)

@@ -7,6 +7,16 @@ import Testing
 /// running inbox (many processed rows, few pending).
 @Suite("Processing: statement plans", .timeLimit(.minutes(1)))
 struct ProcessingPlanTests {
+    /// The plan PostgreSQL caches for `sql` once it is prepared (`plan_cache_mode` must be
+    /// `force_generic_plan` on the connection), for the given argument list. Once per
+    /// connection: the statement is prepared under one name.
+    static func genericPlan(of sql: String, with arguments: String, on connection: PostgresConnection) async throws -> String {
+        try await connection.execute("PREPARE planned AS \(sql)")
+        var plan: [String] = []
+        for row in try await connection.query("EXPLAIN EXECUTE planned(\(arguments))") { plan.append(try row.decode("QUERY PLAN")) }
+        return plan.joined(separator: "\n")
+    }
+
     /// Marking a batch processed must find its rows by primary key. Served from the partial
     /// index of pending rows, it reads every pending entry, and every processed one vacuum has
     /// not removed yet, for each batch: the more a processor falls behind, the more each batch
@@ -24,11 +34,7 @@ struct ProcessingPlanTests {
             ANALYZE inbound_events;
             SET plan_cache_mode = force_generic_plan;
             """)
-        try await connection.execute("PREPARE mark_processed AS \(ProcessingSQL.shared.markProcessed)")
-        let rows = try await connection.query("EXPLAIN EXECUTE mark_processed('{5001,5002,5003}')")
-        var plan: [String] = []
-        for row in rows { plan.append(try row.decode("QUERY PLAN")) }
-        let text = plan.joined(separator: "\n")
+        let text = try await Self.genericPlan(of: ProcessingSQL.shared.markProcessed, with: "'{5001,5002,5003}'", on: connection)
         #expect(text.contains("inbound_events_pkey"), "\(text)")
         #expect(!text.contains("inbound_events_due"), "\(text)")
     }
@@ -47,11 +53,8 @@ struct ProcessingPlanTests {
             ANALYZE payments;
             SET plan_cache_mode = force_generic_plan;
             """)
-        try await connection.execute("PREPARE read_payments AS \(ProcessingSQL.shared.selectPaymentsForUpdate)")
-        let rows = try await connection.query("EXPLAIN EXECUTE read_payments('{adyen,adyen}', '{psp-7,psp-8}')")
-        var plan: [String] = []
-        for row in rows { plan.append(try row.decode("QUERY PLAN")) }
-        let text = plan.joined(separator: "\n")
+        let text = try await Self.genericPlan(of: ProcessingSQL.shared.selectPaymentsForUpdate,
+                                              with: "'{adyen,adyen}', '{psp-7,psp-8}'", on: connection)
         #expect(text.contains("payments_provider_payment"), "\(text)")
         #expect(!text.contains("Seq Scan on payments"), "\(text)")
     }
@@ -69,14 +72,10 @@ struct ProcessingPlanTests {
             ANALYZE payments;
             SET plan_cache_mode = force_generic_plan;
             """)
-        try await connection.execute("PREPARE update_payments AS \(ProcessingSQL.shared.updatePayments)")
-        let rows = try await connection.query("""
-            EXPLAIN EXECUTE update_payments('{7}', '{""}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{captured}',
-                                            '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{0}', '{0}')
-            """)
-        var plan: [String] = []
-        for row in rows { plan.append(try row.decode("QUERY PLAN")) }
-        let text = plan.joined(separator: "\n")
+        let text = try await Self.genericPlan(of: ProcessingSQL.shared.updatePayments, with: """
+            '{7}', '{""}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{captured}', '{NULL}', '{NULL}', '{NULL}', '{NULL}',
+            '{0}', '{0}', '{0}'
+            """, on: connection)
         #expect(text.contains("payments_pkey"), "\(text)")
         #expect(!text.contains("Seq Scan on payments"), "\(text)")
     }

@@ -93,6 +93,15 @@ struct PostgresArrayTests {
 
 @Suite("Binary timestamptz array binds", .timeLimit(.minutes(1)))
 struct PostgresTimestampArrayTests {
+    /// `count` dates within one day, with arbitrary sub-microsecond parts, from a fixed seed.
+    static func clockLikeDates(_ count: Int, seed: UInt64) -> [Date] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Date(timeIntervalSince1970: 1_764_480_000 + Double(state >> 24) / Double(1 << 40) * 86_400)
+        }
+    }
+
     @Test("dates arrive as the same microsecond as the text bind gives, before and after PostgreSQL's 2000 epoch")
     func timestamps() async throws {
         try await TestDatabase.withSchema { conninfo in
@@ -104,11 +113,7 @@ struct PostgresTimestampArrayTests {
                 Date(timeIntervalSince1970: 1_796_001_460.123456), Date(timeIntervalSince1970: 946_684_800),
                 Date(timeIntervalSince1970: 0.000001), Date(timeIntervalSince1970: -86_400.5),
             ]
-            var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-            for _ in 0..<2_000 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                dates.append(Date(timeIntervalSince1970: 1_764_480_000 + Double(state >> 24) / Double(1 << 40) * 86_400))
-            }
+            dates += Self.clockLikeDates(2_000, seed: 0x9E37_79B9_7F4A_7C15)
             var array = PostgresArray(.timestamptz)
             for date in dates { try array.append(date) }
             #expect(throws: PostgresError.self) { try array.append(Int64(1)) }
@@ -132,11 +137,7 @@ struct PostgresTimestampArrayTests {
             // Provider timestamps (whole seconds, milliseconds) and clock-like ones.
             var dates = [Date(timeIntervalSince1970: 1_740_406_856), Date(timeIntervalSince1970: 1_740_406_856.123),
                          Date(timeIntervalSince1970: 1_742_900_210.5), Date(timeIntervalSince1970: 1_796_001_460.1234567)]
-            var state: UInt64 = 0x2545_F491_4F6C_DD1D
-            for _ in 0..<2_000 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                dates.append(Date(timeIntervalSince1970: 1_764_480_000 + Double(state >> 24) / Double(1 << 40) * 86_400))
-            }
+            dates += Self.clockLikeDates(2_000, seed: 0x2545_F491_4F6C_DD1D)
             var array = PostgresArray(.timestamptz)
             for date in dates { try array.append(date) }
             let rows = try await connection.query("""
