@@ -98,10 +98,24 @@ package final class InboundEventWriter: Sendable {
     /// Deliveries waiting for the next commit.
     package var queueDepth: Int { queue.depth }
 
-    /// Runs `count` concurrent writer loops until `stop()`; each uses its own pooled connection.
+    /// Runs `count` concurrent writer loops until `stop()`; each uses its own pooled connection
+    /// and runs on a thread of its own (a `DedicatedThreadExecutor`), where it blocks in libpq.
+    ///
+    /// Why a thread each: on the shared pool every batch crossed threads five times (the
+    /// submit woke a cooperative thread, the connection's health check and the COPY each went
+    /// to a dispatch thread and back), a futex wake-up and a context switch each; deliveries
+    /// that arrive paced make batches of one or two rows, so that was paid per delivery. On its
+    /// own thread a writer is woken once per batch and runs libpq inline
+    /// (docs/decisions/0009-ingress-event-loop-and-writer-threads.md).
     package func run(writers count: Int) async {
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<count { group.addTask { await self.queue.runWorker() } }
+            for index in 0..<count {
+                let executor = DedicatedThreadExecutor(name: "ingress-writer-\(index)")
+                group.addTask(executorPreference: executor) {
+                    await self.queue.runWorker()
+                    executor.shutdown()
+                }
+            }
         }
     }
 
