@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <limits.h>
 #include <microhttpd.h>
 
 /*
@@ -63,6 +67,8 @@ struct payhook_mhd_start_options {
     payhook_mhd_uri_log_callback uri_log;
     MHD_NotifyConnectionCallback notify_connection;  /* NULL: none */
     unsigned int listen_backlog;            /* 0 = libmicrohttpd's default (SOMAXCONN) */
+    int external_epoll;                     /* 1: no threads of MHD's own; the caller waits on the
+                                               epoll descriptor and calls MHD_run (thread_count 1) */
     void *callback_context;                 /* cls for all four callbacks */
     struct payhook_mhd_log *log;
 };
@@ -99,6 +105,10 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
        suspend and resume. docs/decisions/0003-ingress-poll-not-epoll.md has the measurements. */
     unsigned int flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_INTERNAL_POLLING_THREAD
                          | MHD_USE_POLL;
+    /* epoll driven from outside (payhook_mhd_wait, then MHD_run) does not have that flaw:
+       MHD_run drains the epoll queue with a zero timeout, so a second epoll_wait returns at once.
+       A wake-up then costs what is ready, not one poll of every connection. */
+    if (o->external_epoll) flags = MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_EPOLL;
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (o->tls_key_pem != NULL && o->tls_cert_pem != NULL) flags |= MHD_USE_TLS;
 
@@ -112,7 +122,7 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)o->per_ip_connection_limit, NULL };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)o->connection_timeout_seconds, NULL };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)o->connection_memory_limit, NULL };
-    if (o->thread_count > 1)
+    if (o->thread_count > 1 && !o->external_epoll)
         items[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)o->thread_count, NULL };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)o->request_completed, o->callback_context };
     items[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)o->uri_log, o->callback_context };
@@ -135,6 +145,40 @@ static inline struct MHD_Daemon *payhook_mhd_start(const struct payhook_mhd_star
     while (__atomic_exchange_n(&o->log->busy, 1, __ATOMIC_ACQUIRE)) { }
     __atomic_store_n(&o->log->busy, 0, __ATOMIC_RELEASE);
     return daemon;
+}
+
+/* The epoll descriptor of a daemon started with external_epoll, or -1. */
+static inline int payhook_mhd_epoll_fd(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info ? info->epoll_fd : -1;
+}
+
+/* For a daemon started with external_epoll: sleeps until its epoll descriptor has events, or
+   wake_fd (an eventfd) is written, or the daemon's next deadline; then empties wake_fd. The
+   caller runs MHD_run next. MHD_get_timeout answers 0 while connections it has been told
+   about are still unprocessed, so nothing waits here that MHD_run could do now. */
+static inline void payhook_mhd_wait(struct MHD_Daemon *daemon, int epoll_fd, int wake_fd) {
+    MHD_UNSIGNED_LONG_LONG milliseconds = 0;
+    int timeout = -1;
+    if (MHD_get_timeout(daemon, &milliseconds) == MHD_YES)
+        timeout = milliseconds > (MHD_UNSIGNED_LONG_LONG)INT_MAX ? INT_MAX : (int)milliseconds;
+    struct pollfd fds[2] = { { epoll_fd, POLLIN, 0 }, { wake_fd, POLLIN, 0 } };
+    if (poll(fds, 2, timeout) > 0 && (fds[1].revents & POLLIN)) {
+        uint64_t count;
+        ssize_t ignored = read(wake_fd, &count, sizeof count);
+        (void)ignored;
+    }
+}
+
+/* A non-blocking, close-on-exec eventfd for waking payhook_mhd_wait, or -1. */
+static inline int payhook_wake_fd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/* Names the calling thread (at most 15 bytes are kept), for ps, top and debuggers. */
+static inline void payhook_name_this_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* Processes whatever is ready without blocking; false if MHD reports a serious error. */
+static inline int payhook_mhd_run(struct MHD_Daemon *daemon) {
+    return MHD_run(daemon) == MHD_YES;
 }
 
 static inline int payhook_mhd_supports_tls(void) {

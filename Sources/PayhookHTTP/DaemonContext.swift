@@ -40,6 +40,10 @@ final class DaemonContext: Sendable {
     }
 
     let handler: HTTPHandler
+    /// Set when the server drives libmicrohttpd itself (`EpollDaemonLoop`): every resume must
+    /// wake that loop, since libmicrohttpd without threads of its own does not notice a resume
+    /// until its next `MHD_run` (`MHD_resume_connection`'s documentation).
+    let loopWake: EventLoopWake?
     let maxBodyBytes: Int
     let handlerTimeout: Duration
     /// The request deadline's bookkeeping; `nil` when the server has none.
@@ -59,8 +63,9 @@ final class DaemonContext: Sendable {
     let overBodyBudget = Atomic<Int>(0)
 
     init(handler: @escaping HTTPHandler, maxBodyBytes: Int, handlerTimeout: Duration, requestTimeout: Duration? = nil,
-         maxBufferedBodyBytes: Int = 0) {
+         maxBufferedBodyBytes: Int = 0, loopWake: EventLoopWake? = nil) {
         self.handler = handler
+        self.loopWake = loopWake
         self.maxBodyBytes = maxBodyBytes
         self.handlerTimeout = handlerTimeout
         self.deadlines = requestTimeout.map { ConnectionDeadlines(timeout: $0) }
@@ -154,6 +159,7 @@ final class DaemonContext: Sendable {
         // The entry is out of `parked`, so nothing else resumes this connection, and the daemon
         // cannot stop (freeing it) until the count drops.
         MHD_resume_connection(suspended.pointer)
+        loopWake?.signal()
         resumesInFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
@@ -165,6 +171,7 @@ final class DaemonContext: Sendable {
                 parked.byExchange[key] = nil
                 Self.resume(entry, with: Self.handlerTimedOut)
             }
+            if !overdue.isEmpty { loopWake?.signal() }
         }
     }
 
@@ -177,6 +184,7 @@ final class DaemonContext: Sendable {
             }
             parked.byExchange = [:]
         }
+        loopWake?.signal()
         // Resumes that left the lock before `stopping` was set: a syscall each, so this wait
         // is a few microseconds.
         while resumesInFlight.load(ordering: .sequentiallyConsistent) > 0 {

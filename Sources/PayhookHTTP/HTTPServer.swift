@@ -5,11 +5,13 @@ import Synchronization
 
 /// The ingress and admin HTTP/1.1 server, built on libmicrohttpd.
 ///
-/// libmicrohttpd parses requests and enforces limits and timeouts on its own poll(2) polling
-/// thread(s); the handler runs on those threads. Responses are asynchronous: after the handler
-/// returns, the connection is suspended until `respond` is called (from any thread), so a
-/// handler can wait for a database commit without holding a thread. Respond synchronously
-/// inside the handler and no suspension happens at all.
+/// libmicrohttpd parses requests and enforces limits and timeouts on the polling thread(s); the
+/// handler runs on those threads. With one thread (`threadCount` 1) it is the server's own,
+/// waiting on libmicrohttpd's epoll descriptor (`EpollDaemonLoop`); with more, libmicrohttpd's
+/// thread pool, each thread polling its connections with poll(2). Responses are asynchronous:
+/// after the handler returns, the connection is suspended until `respond` is called (from any
+/// thread), so a handler can wait for a database commit without holding a thread. Respond
+/// synchronously inside the handler and no suspension happens at all.
 ///
 /// ```swift
 /// let server = try HTTPServer(configuration: config) { request, respond in
@@ -33,6 +35,8 @@ public final class HTTPServer: Sendable {
         /// The daemon's callbacks hold the context unretained; this reference keeps it alive.
         let retainedContext: Unmanaged<DaemonContext>
         let timeoutSweep: any DispatchSourceTimer
+        /// The thread driving the daemon when it has none of its own (`threadCount` 1).
+        let loop: EpollDaemonLoop?
         var quiescedListenSocket: Int32?
     }
 
@@ -61,7 +65,8 @@ public final class HTTPServer: Sendable {
             handler: handler, maxBodyBytes: configuration.maxBodyBytes,
             handlerTimeout: .seconds(configuration.handlerTimeoutSeconds),
             requestTimeout: configuration.requestTimeoutSeconds > 0 ? .seconds(configuration.requestTimeoutSeconds) : nil,
-            maxBufferedBodyBytes: configuration.maxBufferedBodyBytes)
+            maxBufferedBodyBytes: configuration.maxBufferedBodyBytes,
+            loopWake: configuration.threadCount == 1 ? EventLoopWake() : nil)
     }
 
     deinit {
@@ -94,7 +99,7 @@ public final class HTTPServer: Sendable {
     public func stopAccepting() {
         lifecycle.withLock { state in
             guard case .running(var running) = state, running.quiescedListenSocket == nil else { return }
-            let socket = MHD_quiesce_daemon(running.daemon)
+            let socket = running.loop?.quiesce() ?? MHD_quiesce_daemon(running.daemon)
             // MHD hands the listen socket back; it is closed after MHD_stop_daemon, as MHD requires.
             running.quiescedListenSocket = socket
             state = .running(running)
@@ -113,6 +118,7 @@ public final class HTTPServer: Sendable {
         guard let running else { return }
         running.timeoutSweep.cancel()
         context.shutDown()
+        running.loop?.stop()
         MHD_stop_daemon(running.daemon)
         if let socket = running.quiescedListenSocket, socket >= 0 {
             close(socket)
@@ -166,6 +172,7 @@ public final class HTTPServer: Sendable {
         options.uri_log = requestStarted
         options.notify_connection = context.deadlines == nil ? nil : connectionNotified
         options.listen_backlog = UInt32(configuration.listenBacklog)
+        options.external_epoll = configuration.threadCount == 1 ? 1 : 0
         options.callback_context = retainedContext.toOpaque()
         options.log = log
 
@@ -190,6 +197,22 @@ public final class HTTPServer: Sendable {
                     + (reason.isEmpty ? "libmicrohttpd gave no reason" : reason))
         }
 
+        var loop: EpollDaemonLoop?
+        if configuration.threadCount == 1 {
+            loop = context.loopWake.flatMap { EpollDaemonLoop(daemon: daemon, wake: $0, name: "http-\(configuration.port)") }
+            guard loop != nil else {
+                MHD_stop_daemon(daemon)
+                log.deinitialize(count: 1)
+                log.deallocate()
+                free(tlsKey)
+                free(tlsCertificate)
+                retainedContext.release()
+                throw HTTPServerError(
+                    .startFailed,
+                    "cannot start HTTP server on \(configuration.host):\(configuration.port): no epoll descriptor or eventfd for its event loop")
+            }
+        }
+
         let sweep = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "payhook.http.handler-timeouts"))
         // A quarter of the timeouts (at most 1 s) bounds how late a 503 or a cut-off can be.
         var interval = min(1.0, Double(configuration.handlerTimeoutSeconds) / 4)
@@ -207,7 +230,7 @@ public final class HTTPServer: Sendable {
         return RunningDaemon(
             daemon: daemon, port: Int(payhook_mhd_bound_port(daemon)), log: log,
             tlsKey: tlsKey, tlsCertificate: tlsCertificate, retainedContext: retainedContext,
-            timeoutSweep: sweep, quiescedListenSocket: nil)
+            timeoutSweep: sweep, loop: loop, quiescedListenSocket: nil)
     }
 
     private static func problems(in c: HTTPServerConfiguration) -> [String] {

@@ -32,7 +32,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Length of the kernel's queue of connections not yet accepted; 0 keeps libmicrohttpd's
     /// default (SOMAXCONN). Beyond it the kernel drops new SYNs, the cheapest way to shed excess.
     public var listenBacklog: Int = 0
-    /// Internal polling threads (poll(2)); above 1, libmicrohttpd's thread pool is used.
+    /// Polling threads. 1: one thread of the server's own waits on libmicrohttpd's epoll
+    /// descriptor, so a wake-up costs what is ready, however many connections are open
+    /// (docs/decisions/0009). Above 1: libmicrohttpd's thread pool, each thread polling all of
+    /// its connections with poll(2) on every wake-up (docs/decisions/0003).
     public var threadCount: Int = 1
     /// PEM certificate file; with `tlsKeyPath`, the server speaks HTTPS only.
     public var tlsCertificatePath: String? = nil

@@ -103,7 +103,10 @@ final class PayhookServer: Sendable {
         ingressConfig.maxBodyBytes = configuration.maxBodyBytes
         ingressConfig.tlsCertificatePath = configuration.tlsCertificatePath
         ingressConfig.tlsKeyPath = configuration.tlsKeyPath
-        ingressConfig.threadCount = 2
+        // One epoll-driven thread rather than two poll(2) threads: at paced rates over many
+        // keep-alive connections each poll(2) wake-up walked every connection of its thread
+        // (docs/decisions/0009-ingress-event-loop-and-writer-threads.md).
+        ingressConfig.threadCount = 1
         // One client address gets a share of the connections, and a request must arrive whole
         // within its deadline however it trickles (docs/decisions/0004-ingress-limits.md).
         ingressConfig.connectionLimit = configuration.ingress.maxConnections
