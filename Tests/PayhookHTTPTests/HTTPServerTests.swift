@@ -373,7 +373,9 @@ struct HTTPServerTests {
     /// oldest connection. With nothing else pending, the polling thread then sleeps through the
     /// 128 requests it has just been told about (the stall `bench/ingest` caught; docs/decisions/0003).
     /// This builds that moment on purpose: the one polling thread is held in a handler while
-    /// exactly 128 idle keep-alive connections each send a request.
+    /// exactly 128 idle keep-alive connections each send a request. With one thread the server
+    /// drives libmicrohttpd's epoll itself (`EpollDaemonLoop`, docs/decisions/0009), which is
+    /// what ingress runs, so this is the check that the flaw stays out of reach there.
     @Test("128 requests that arrive while the polling thread is busy are all served at once, not after the idle timeout",
           .timeLimit(.minutes(1)))
     func burstOfExactlyOneEpollBatch() async throws {
