@@ -110,7 +110,7 @@ package final class InboundEventWriter: Sendable {
     package func run(writers count: Int) async {
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<count {
-                let executor = DedicatedThreadExecutor(name: "ingress-writer-\(index)")
+                let executor = DedicatedThreadExecutor(name: "ingest-writer-\(index)")
                 group.addTask(executorPreference: executor) {
                     await self.queue.runWorker()
                     executor.shutdown()

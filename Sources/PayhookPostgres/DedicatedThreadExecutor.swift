@@ -39,10 +39,15 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let signal = DispatchSemaphore(value: 0)
 
     /// Starts the thread.
-    /// - Parameter name: the thread's name (`Thread.name`), for debuggers.
+    /// - Parameter name: the thread's name, as `ps`, `top`, `perf` and debuggers show it (the
+    ///   kernel keeps 15 bytes).
     public init(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        // Named from inside: on Linux, `Thread.name` set before `start()` named the calling
+        // thread instead and left this one with the name of the thread that created it.
+        let thread = Thread { [self] in
+            Thread.current.name = name
+            run()
+        }
         thread.start()
     }
 

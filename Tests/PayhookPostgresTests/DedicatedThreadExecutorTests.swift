@@ -11,6 +11,24 @@ struct DedicatedThreadExecutorTests {
     /// The calling thread.
     private static func threadID() -> UInt { UInt(pthread_self()) }
 
+    /// The calling thread's name as the kernel has it (what `ps` and `perf` show).
+    private static func threadName() -> String {
+        // /proc/thread-self is the task directory of whichever thread opens it.
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return name.trimmingCharacters(in: .newlines)
+    }
+
+    @Test("the executor's thread carries its name, and the thread that made the executor keeps its own")
+    func namesItsOwnThread() async {
+        let before = Self.threadName()
+        let executor = DedicatedThreadExecutor(name: "test-named")
+        let creator = Self.threadName()
+        let inside = await withTaskExecutorPreference(executor) { Self.threadName() }
+        #expect(inside == "test-named")
+        #expect(creator == before)
+        executor.shutdown()
+    }
+
     @Test("a task that prefers the executor runs its statements inline on that one thread, transactions included")
     func statementsRunOnTheDedicatedThread() async throws {
         try await TestDatabase.withSchema { conninfo in
