@@ -53,9 +53,9 @@ ADYEN_BODY="format('{\"live\":\"false\",\"notificationItems\":[{\"NotificationRe
 
 # Writes to $1 a pgbench script of the processing transaction for one batch of $2 pending Adyen
 # events (bodies as ADYEN_BODY): claim with SKIP LOCKED and read their bodies, the advisory
-# locks, one savepoint for the batch, the batch's payments read FOR UPDATE in one statement, per
-# event the payment insert, the batch's payment_events rows in one statement, then mark
-# processed and commit; one round trip each, as payhook sends them (ApplyPass). It decodes no
+# locks, one savepoint for the batch, the batch's payments read FOR UPDATE in one statement, its
+# new payments inserted in one and its payment_events rows in one, then mark processed and
+# commit; one round trip each, as payhook sends them (ApplyPass). It decodes no
 # JSON and builds no values: the database's bound for payhook on these statements.
 write_processing_ceiling_script() { # $1 file, $2 batch size
     local batch=$2 columns="id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals, capture_failures, status_detail, method, funding, merchant_reference, account, order_id, provider_updated_at"
@@ -65,12 +65,9 @@ write_processing_ceiling_script() { # $1 file, $2 batch size
         echo "SELECT count(pg_advisory_xact_lock(1886677611, h)) AS locked FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(:keys::text[]) AS key, LATERAL (VALUES ('payment/adyen/' || key), ('reference/adyen/order-' || key)) AS v(k) ORDER BY 1) AS keys;"
         echo "SAVEPOINT inbound_batch;"
         echo "SELECT provider, provider_payment_id, $columns FROM payments WHERE (provider, provider_payment_id) IN (SELECT 'adyen', unnest(:keys::text[])) ORDER BY id FOR UPDATE;"
-        local payment_ids=""
-        for k in $(seq "$batch"); do
-            echo "INSERT INTO payments (provider, account, provider_payment_id, order_id, merchant_reference, amount_minor, currency, refunded_minor, status, status_detail, method, funding, provider_updated_at, chargebacks, chargeback_reversals, capture_failures) VALUES ('adyen', '', (:keys::text[])[$k], NULL, 'order-' || (:keys::text[])[$k], 10010, 'EUR', 0, 'authorized', NULL, 'mc', NULL, to_timestamp(1740406856), 0, 0, 0) RETURNING $columns \\gset e${k}_"
-            payment_ids="$payment_ids${payment_ids:+, }:e${k}_id"
-        done
-        echo "INSERT INTO payment_events (payment_id, order_id, vault_token_id, inbound_event_id, type, occurred_at, data) SELECT p, NULL, NULL, i, 'payment.authorized', to_timestamp(1740406856), ('{\"currency\": \"EUR\", \"provider\": \"adyen\", \"amount_minor\": 10010, \"status_after\": \"authorized\", \"provider_status\": \"AUTHORISATION\", \"reported_status\": \"authorized\", \"merchant_reference\": \"order-' || k || '\", \"provider_payment_id\": \"' || k || '\"}')::jsonb FROM unnest(ARRAY[$payment_ids]::bigint[], :ids::bigint[], :keys::text[]) AS t(p, i, k);"
+        # The batch's new payments in one statement (ApplyPass), their ids in insertion order.
+        echo "WITH inserted AS (INSERT INTO payments (provider, provider_payment_id, account, order_id, merchant_reference, amount_minor, currency, refunded_minor, status, status_detail, method, funding, provider_updated_at, chargebacks, chargeback_reversals, capture_failures) SELECT 'adyen', k, '', NULL, 'order-' || k, 10010, 'EUR', 0, 'authorized', NULL, 'mc', NULL, to_timestamp(1740406856), 0, 0, 0 FROM unnest(:keys::text[]) AS k RETURNING provider, provider_payment_id, id) SELECT array_agg(id) AS payment_ids FROM inserted \\gset"
+        echo "INSERT INTO payment_events (payment_id, order_id, vault_token_id, inbound_event_id, type, occurred_at, data) SELECT p, NULL, NULL, i, 'payment.authorized', to_timestamp(1740406856), ('{\"currency\": \"EUR\", \"provider\": \"adyen\", \"amount_minor\": 10010, \"status_after\": \"authorized\", \"provider_status\": \"AUTHORISATION\", \"reported_status\": \"authorized\", \"merchant_reference\": \"order-' || k || '\", \"provider_payment_id\": \"' || k || '\"}')::jsonb FROM unnest(:payment_ids::bigint[], :ids::bigint[], :keys::text[]) AS t(p, i, k);"
         echo "RELEASE SAVEPOINT inbound_batch;"
         echo "UPDATE inbound_events SET status = 'processed', processed_at = clock_timestamp(), attempts = attempts + 1, last_error = NULL WHERE id = ANY(:ids::bigint[]);"
         echo "COMMIT;"
