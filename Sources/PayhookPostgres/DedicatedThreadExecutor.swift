@@ -42,13 +42,26 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// - Parameter name: the thread's name, as `ps`, `top`, `perf` and debuggers show it (the
     ///   kernel keeps 15 bytes).
     public init(name: String) {
-        // Named from inside: on Linux, `Thread.name` set before `start()` named the calling
-        // thread instead and left this one with the name of the thread that created it.
         let thread = Thread { [self] in
-            Thread.current.name = name
+            Self.nameCurrentThread(name)
             run()
         }
         thread.start()
+    }
+
+    /// Gives the calling thread its name as the kernel keeps it (15 bytes), by writing
+    /// `/proc/thread-self/comm`. Not Foundation's `Thread.name`: on Linux it reaches the kernel
+    /// only if the creating thread has stored the new thread's handle by then, which is a race
+    /// (set before `start()`, it named the creating thread instead; the process's main thread
+    /// showed as a writer's name, and the executor threads kept the cooperative pool's).
+    private static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        #endif
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -23,7 +23,11 @@ struct DedicatedThreadExecutorTests {
         let before = Self.threadName()
         let executor = DedicatedThreadExecutor(name: "test-named")
         let creator = Self.threadName()
-        let inside = await withTaskExecutorPreference(executor) { Self.threadName() }
+        // A task that prefers the executor starts on its thread (its first job goes there).
+        let (inside, onExecutor) = await Task(executorPreference: executor) {
+            (Self.threadName(), DedicatedThreadExecutor.isCurrentThreadDedicated)
+        }.value
+        #expect(onExecutor)
         #expect(inside == "test-named")
         #expect(creator == before)
         executor.shutdown()
