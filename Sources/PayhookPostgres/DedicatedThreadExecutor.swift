@@ -50,10 +50,10 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Gives the calling thread its name as the kernel keeps it (15 bytes), by writing
-    /// `/proc/thread-self/comm`. Not Foundation's `Thread.name`: on Linux it reaches the kernel
-    /// only if the creating thread has stored the new thread's handle by then, which is a race
-    /// (set before `start()`, it named the creating thread instead; the process's main thread
-    /// showed as a writer's name, and the executor threads kept the cooperative pool's).
+    /// `/proc/thread-self/comm`. Not Foundation's `Thread.name`, which did not reliably reach
+    /// the kernel on Linux: set before `start()` it named the creating thread instead (the
+    /// process's main thread showed as a writer's name), and set from inside the new thread it
+    /// was sometimes lost (a full test run saw the cooperative pool's name).
     private static func nameCurrentThread(_ name: String) {
         #if os(Linux)
         let descriptor = open("/proc/thread-self/comm", O_WRONLY)
