@@ -219,17 +219,15 @@ struct ApplyPass {
 
     /// The binds of the single-row `insertPayment`.
     static func insertBinds(_ key: PaymentKey, _ state: PaymentState) -> [PostgresValue] {
-        [
-            .text(key.provider), .text(state.account ?? ""), .text(key.providerPaymentID), optional(state.orderID),
-            optional(state.merchantReference), optional(state.amountMinor), optional(state.currency),
-            .int(state.refundedMinor), .text((state.status ?? .pending).rawValue), optional(state.statusDetail),
-            optional(state.method), optional(state.funding), state.providerUpdatedAt.map(PostgresValue.timestamptz) ?? .null,
+        typealias Bind = CanonicalEventApplier
+        return [
+            .text(key.provider), .text(state.account ?? ""), .text(key.providerPaymentID), Bind.int(state.orderID),
+            Bind.text(state.merchantReference), Bind.int(state.amountMinor), Bind.text(state.currency),
+            .int(state.refundedMinor), .text((state.status ?? .pending).rawValue), Bind.text(state.statusDetail),
+            Bind.text(state.method), Bind.text(state.funding), Bind.date(state.providerUpdatedAt),
             .int(Int64(state.chargebacks)), .int(Int64(state.chargebackReversals)), .int(Int64(state.captureFailures)),
         ]
     }
-
-    private static func optional(_ value: String?) -> PostgresValue { value.map(PostgresValue.text) ?? .null }
-    private static func optional(_ value: Int64?) -> PostgresValue { value.map(PostgresValue.int) ?? .null }
 }
 
 /// The state columns of many payments, one binary array per column, in the order
