@@ -39,6 +39,33 @@ struct ApplyPass {
         /// when the pass writes, or earlier if something must reference its row.
         var id: Int64?
         var state: PaymentState
+
+        init(id: Int64?, state: PaymentState) {
+            self.id = id
+            self.state = state
+        }
+
+        /// A row read with ``ProcessingSQL/paymentColumns``.
+        init(row: PostgresRow) throws(PostgresError) {
+            let statusText: String = try row.decode("status")
+            var state = PaymentState()
+            state.status = PaymentStatus(rawValue: statusText)
+            state.amountMinor = try row.decode("amount_minor")
+            state.currency = try row.decode("currency")
+            state.refundedMinor = try row.decode("refunded_minor")
+            state.chargebacks = try row.decode("chargebacks")
+            state.chargebackReversals = try row.decode("chargeback_reversals")
+            state.captureFailures = try row.decode("capture_failures")
+            state.statusDetail = try row.decode("status_detail")
+            state.method = try row.decode("method")
+            state.funding = try row.decode("funding")
+            state.merchantReference = try row.decode("merchant_reference")
+            state.account = try row.decode("account")
+            if state.account == "" { state.account = nil }
+            state.orderID = try row.decode("order_id")
+            state.providerUpdatedAt = try row.decode("provider_updated_at")
+            self.init(id: try row.decode("id"), state: state)
+        }
     }
 
     /// One `payment_events` row, written when the pass ends.
@@ -128,8 +155,7 @@ struct ApplyPass {
         for key in keys { payments[key] = .some(nil) }
         for row in rows {
             let key = PaymentKey(provider: try row.decode("provider"), providerPaymentID: try row.decode("provider_payment_id"))
-            let stored = try CanonicalEventApplier.StoredPayment(row: row)
-            payments[key] = .some(Payment(id: stored.id, state: stored.state))
+            payments[key] = .some(try Payment(row: row))
         }
     }
 

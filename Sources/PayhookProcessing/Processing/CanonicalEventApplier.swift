@@ -152,7 +152,6 @@ package struct CanonicalEventApplier: Sendable {
             stored = known
         } else {
             stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
-                .map { ApplyPass.Payment(id: $0.id, state: $0.state) }
             pass.remember(stored, for: key)
         }
         var totals: AdjustmentTotals?
@@ -171,7 +170,6 @@ package struct CanonicalEventApplier: Sendable {
                     pass.remember(ApplyPass.Payment(id: paymentID, state: placeholder), for: key)
                 } else {
                     stored = try await selectPayment(provider: provider, id: snapshot.providerPaymentID, on: connection)
-                        .map { ApplyPass.Payment(id: $0.id, state: $0.state) }
                     pass.remember(stored, for: key)
                     paymentID = stored?.id
                 }
@@ -224,41 +222,9 @@ package struct CanonicalEventApplier: Sendable {
         return next.orderID
     }
 
-    /// A payment row as the applier reads it (``ProcessingSQL/paymentColumns``).
-    package struct StoredPayment {
-        let id: Int64
-        let state: PaymentState
-
-        init(id: Int64, state: PaymentState) {
-            self.id = id
-            self.state = state
-        }
-
-        init(row: PostgresRow) throws(PostgresError) {
-            let statusText: String = try row.decode("status")
-            var state = PaymentState()
-            state.status = PaymentStatus(rawValue: statusText)
-            state.amountMinor = try row.decode("amount_minor")
-            state.currency = try row.decode("currency")
-            state.refundedMinor = try row.decode("refunded_minor")
-            state.chargebacks = try row.decode("chargebacks")
-            state.chargebackReversals = try row.decode("chargeback_reversals")
-            state.captureFailures = try row.decode("capture_failures")
-            state.statusDetail = try row.decode("status_detail")
-            state.method = try row.decode("method")
-            state.funding = try row.decode("funding")
-            state.merchantReference = try row.decode("merchant_reference")
-            state.account = try row.decode("account")
-            if state.account == "" { state.account = nil }
-            state.orderID = try row.decode("order_id")
-            state.providerUpdatedAt = try row.decode("provider_updated_at")
-            self.init(id: try row.decode("id"), state: state)
-        }
-    }
-
-    func selectPayment(provider: String, id: String, on connection: PostgresConnection) async throws -> StoredPayment? {
+    func selectPayment(provider: String, id: String, on connection: PostgresConnection) async throws -> ApplyPass.Payment? {
         let rows = try await connection.query(ProcessingSQL.shared.selectPaymentForUpdate, [.text(provider), .text(id)])
-        return try rows.rows.first.map(StoredPayment.init(row:))
+        return try rows.rows.first.map(ApplyPass.Payment.init(row:))
     }
 
     /// What an event adds to `payment_adjustments`.

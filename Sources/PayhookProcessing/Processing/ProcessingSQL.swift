@@ -56,7 +56,7 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         """
 
-    /// What the applier reads of a payment (`CanonicalEventApplier.StoredPayment`).
+    /// What the applier reads of a payment (`ApplyPass.Payment`).
     static let paymentColumns = """
         id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals, capture_failures,
         status_detail, method, funding, merchant_reference, account, order_id, provider_updated_at
