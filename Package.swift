@@ -33,7 +33,7 @@ let package = Package(
         // Domain values, no I/O.
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
         // Infrastructure: each imports exactly one C library (HTTP two: server and client).
-        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCore"], swiftSettings: swiftSettings),
+        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCore", "PayhookCrypto"], swiftSettings: swiftSettings),
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.

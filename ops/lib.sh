@@ -10,7 +10,7 @@ log() { printf 'ops: %s\n' "$*" >&2; }
 # Installs the Debian packages payhook builds and tests with, only when something is missing.
 # Machines start without apt's package lists, so `apt-get update` runs once first.
 ensure_packages() {
-    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev postgresql-15 postgresql-contrib wrk python3 python3-venv)
+    local wanted=(pkg-config libpq-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev postgresql-15 postgresql-contrib pgbouncer wrk python3 python3-venv)
     local missing=()
     for p in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -110,4 +110,60 @@ CONF
 pg_stop() {
     [ -d "$PAYHOOK_PG_DIR/data" ] || return 0
     as_pg_owner "$PG_BIN/pg_ctl" -D "$PAYHOOK_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# --- PgBouncer in front of the cluster (ops/pgbouncer; PAYHOOK_DATABASE_POOLING=transaction) ---
+PAYHOOK_PGBOUNCER_PORT=${PAYHOOK_PGBOUNCER_PORT:-54354}
+PAYHOOK_PGBOUNCER_DIR=${PAYHOOK_PGBOUNCER_DIR:-$PAYHOOK_PG_DIR/pgbouncer-$PAYHOOK_PGBOUNCER_PORT}
+
+pgbouncer_database_url() {
+    echo "postgresql:///payhook?host=$PAYHOOK_PGBOUNCER_DIR&port=$PAYHOOK_PGBOUNCER_PORT&user=$(pg_owner)"
+}
+
+# Starts PgBouncer on a Unix socket in $PAYHOOK_PGBOUNCER_DIR, in front of the cluster's payhook
+# database; the configuration is written anew each time. Like PostgreSQL, PgBouncer refuses to
+# run as root, so it runs as the cluster's owner.
+pgbouncer_start() {
+    local owner; owner=$(pg_owner)
+    pgbouncer_stop
+    mkdir -p "$PAYHOOK_PGBOUNCER_DIR"
+    # Trust, as the cluster does; the user must still be listed in auth_file.
+    printf '"%s" ""\n' "$owner" > "$PAYHOOK_PGBOUNCER_DIR/userlist.txt"
+    cat > "$PAYHOOK_PGBOUNCER_DIR/pgbouncer.ini" <<CONF
+[databases]
+payhook = host=$PAYHOOK_PG_DIR/run port=$PAYHOOK_PG_PORT dbname=payhook user=$owner
+
+[pgbouncer]
+listen_addr =
+listen_port = $PAYHOOK_PGBOUNCER_PORT
+unix_socket_dir = $PAYHOOK_PGBOUNCER_DIR
+auth_type = trust
+auth_file = $PAYHOOK_PGBOUNCER_DIR/userlist.txt
+pool_mode = ${PAYHOOK_PGBOUNCER_MODE:-transaction}
+default_pool_size = ${PAYHOOK_PGBOUNCER_POOL_SIZE:-20}
+max_client_conn = 2000
+logfile = $PAYHOOK_PGBOUNCER_DIR/pgbouncer.log
+pidfile = $PAYHOOK_PGBOUNCER_DIR/pgbouncer.pid
+CONF
+    [ "$(id -u)" -eq 0 ] && chown -R "$owner" "$PAYHOOK_PGBOUNCER_DIR"
+    as_pg_owner /usr/sbin/pgbouncer -d -q "$PAYHOOK_PGBOUNCER_DIR/pgbouncer.ini"
+    local tries=0
+    until [ -S "$PAYHOOK_PGBOUNCER_DIR/.s.PGSQL.$PAYHOOK_PGBOUNCER_PORT" ]; do
+        tries=$((tries + 1))
+        if [ $tries -gt 100 ]; then log "pgbouncer did not start; see $PAYHOOK_PGBOUNCER_DIR/pgbouncer.log"; return 1; fi
+        sleep 0.1
+    done
+}
+
+pgbouncer_stop() {
+    local pidfile="$PAYHOOK_PGBOUNCER_DIR/pgbouncer.pid"
+    [ -f "$pidfile" ] || return 0
+    local pid; pid=$(cat "$pidfile")
+    kill "$pid" 2>/dev/null || true
+    local tries=0
+    while kill -0 "$pid" 2>/dev/null && [ $tries -lt 30 ]; do tries=$((tries + 1)); sleep 0.1; done
+    # Started by a process that blocks SIGTERM (a test runner), PgBouncer inherits the blocked
+    # mask and never sees it; it holds nothing that needs a clean exit.
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$pidfile"
 }

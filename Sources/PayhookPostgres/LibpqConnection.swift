@@ -1,5 +1,6 @@
 import CLibPQ
 import Dispatch
+import PayhookCrypto
 
 /// The single owner of one `PGconn`, and the only code that calls libpq on it.
 ///
@@ -21,14 +22,19 @@ final class LibpqConnection: @unchecked Sendable {
     /// planning a statement once per session instead of once per call is a large share of the
     /// server's work for the small, repeated statements payhook runs (ingest batches, processing).
     private var prepared: [String: String] = [:]
-    /// Names are never reused within a session, even after an entry is dropped.
-    private var preparedCount = 0
+    /// Names whose statement failed with "cached plan must not change result type" and may
+    /// still exist on the server: deallocated before the name is prepared again.
+    private var invalidated: Set<String> = []
     /// Past this many, further statements run unprepared, so generated SQL cannot grow the
     /// server's per-session memory without bound.
     static let preparedLimit = 512
+    /// `.transaction`: the server session may change between transactions, so nothing is
+    /// prepared by name (docs/decisions/0010-statement-names-and-transaction-pooling.md).
+    private let pooling: PostgresPooling
 
-    init(label: String) {
+    init(label: String, pooling: PostgresPooling = .session) {
         queue = DispatchQueue(label: label)
+        self.pooling = pooling
     }
 
     deinit {
@@ -37,13 +43,14 @@ final class LibpqConnection: @unchecked Sendable {
 
     /// Opens the session. On queue.
     func open(_ conninfo: String) -> Result<Void, PostgresError> {
-        switch Libpq.connect(conninfo) {
+        switch Libpq.connect(conninfo, pooling: pooling) {
         case .success(let connection):
             guard let pointer = connection.take() else {
                 return .failure(PostgresError(kind: .connectionFailed, message: "libpq returned no connection"))
             }
             self.pointer = pointer
             prepared = [:]
+            invalidated = []
             // libpq hands a message that arrives outside a command to the notice receiver.
             // `self` outlives the PGconn (it finishes it), so an unretained pointer is safe.
             PQsetNoticeReceiver(pointer, { argument, result in
@@ -64,6 +71,7 @@ final class LibpqConnection: @unchecked Sendable {
         if let pointer { PQfinish(pointer) }
         pointer = nil
         prepared = [:]
+        invalidated = []
     }
 
     /// True while the session is open, healthy and usable. On queue.
@@ -100,7 +108,15 @@ final class LibpqConnection: @unchecked Sendable {
         }
         defer { for buffer in buffers { buffer?.deallocate() } }
         let values = buffers.map { $0.map { UnsafePointer($0) } }
+        guard pooling == .session else {
+            // The unnamed statement: Parse, Bind, Execute and Sync leave together, so a
+            // transaction-mode pooler runs all of them on one server session.
+            return consume(PQexecParams(pointer, sql, Int32(binds.count), types, values, lengths, formats, 0), pointer)
+        }
         let cacheKey = sql + "\u{1}" + types.map { String($0) }.joined(separator: ",")
+        func runPrepared(_ name: String) -> Result<PostgresRows, PostgresError> {
+            consume(PQexecPrepared(pointer, name, Int32(binds.count), values, lengths, formats, 0), pointer)
+        }
         var name = prepared[cacheKey]
         if name == nil {
             switch prepare(sql, types: types, cacheKey: cacheKey, pointer) {
@@ -111,15 +127,27 @@ final class LibpqConnection: @unchecked Sendable {
             }
         }
         if let name {
-            let result = PQexecPrepared(pointer, name, Int32(binds.count), values, lengths, formats, 0)
-            let outcome = consume(result, pointer)
-            // A table changed under a prepared plan ("cached plan must not change result
-            // type"): forget it and run the statement unprepared; the next call prepares anew.
-            // Inside a transaction the failure has aborted it, so it is returned as is.
-            if case .failure(let error) = outcome, error.sqlState == "0A000" {
+            let outcome = runPrepared(name)
+            guard case .failure(let error) = outcome else { return outcome }
+            // Both failures below are raised before the statement runs, and inside a
+            // transaction they have aborted it, so there they are returned as they are.
+            let inTransaction = PQtransactionStatus(pointer) != PQTRANS_IDLE
+            switch error.sqlState {
+            case "0A000":
+                // A table changed under the prepared plan ("cached plan must not change result
+                // type"): the statement is useless now. Run this call unprepared; the next one
+                // prepares anew, after deallocating the old one (its name is taken).
                 prepared[cacheKey] = nil
-                if PQtransactionStatus(pointer) != PQTRANS_IDLE { return outcome }
-            } else {
+                invalidated.insert(name)
+                if inTransaction { return outcome }
+            case "26000":
+                // The server session no longer has the statement: DEALLOCATE or DISCARD ALL ran,
+                // or a pooler moved this client to another server session. The next call
+                // prepares it again; this one runs unnamed, because behind a pooler a statement
+                // prepared now may be on another server session by the time it is bound.
+                prepared[cacheKey] = nil
+                if inTransaction { return outcome }
+            default:
                 return outcome
             }
         }
@@ -127,18 +155,38 @@ final class LibpqConnection: @unchecked Sendable {
         return consume(result, pointer)
     }
 
-    /// Prepares `sql` under a new name; `nil` (run unprepared) when the cache is full. On queue.
+    /// Prepares `sql` under its name; `nil` (run unprepared) when the cache is full. On queue.
+    ///
+    /// The name is derived from the SQL and the parameter types alone, so on any server session
+    /// a statement of that name is this statement: a server session shared with other clients
+    /// (a pooler's) can hand this client another client's statement of the same text, never a
+    /// different one.
     private func prepare(_ sql: String, types: [Oid], cacheKey: String, _ pointer: OpaquePointer) -> Result<String?, PostgresError> {
         guard prepared.count < Self.preparedLimit else { return .success(nil) }
-        preparedCount += 1
-        let name = "payhook_\(preparedCount)"
+        let name = Self.statementName(cacheKey)
+        if invalidated.remove(name) != nil {
+            // The old plan of this name fails every call; its name must be free before PREPARE.
+            // A session that lost it meanwhile answers 26000, which is as good.
+            _ = consume(PQexec(pointer, "DEALLOCATE \"\(name)\""), pointer)
+        }
         switch consume(PQprepare(pointer, name, sql, Int32(types.count), types), pointer) {
         case .success:
+            prepared[cacheKey] = name
+            return .success(name)
+        case .failure(let error) where error.sqlState == "42P05" && PQtransactionStatus(pointer) == PQTRANS_IDLE:
+            // Already on this server session under this name, so the same SQL and types:
+            // prepared by another client sharing the session through a pooler. Adopted.
             prepared[cacheKey] = name
             return .success(name)
         case .failure(let error):
             return .failure(error)
         }
+    }
+
+    /// `payhook_` and the first 40 hex digits (160 bits) of the SHA-256 of the SQL and its
+    /// parameter types: 48 characters, inside PostgreSQL's 63-byte identifiers.
+    static func statementName(_ cacheKey: String) -> String {
+        "payhook_" + String(Hex.encode(Digest.hash(.sha256, Array(cacheKey.utf8))).prefix(40))
     }
 
     /// Runs SQL through the simple protocol (`PQexec`): several statements, no binds. On queue.
@@ -257,11 +305,21 @@ enum Libpq {
     /// `PostgresTimestamp`, hex `bytea` for the `[UInt8]` decoder.
     static let sessionSetup = "SET DateStyle TO 'ISO'; SET TimeZone TO 'UTC'; SET bytea_output TO 'hex'"
 
+    /// Behind a transaction-mode pooler a `SET` lands on whichever server session runs it.
+    /// PgBouncer keeps DateStyle and TimeZone (parameters the server reports) per client and
+    /// sets them on each server session it hands over; it does not keep `bytea_output`, so
+    /// that one is not set and the `[UInt8]` decoder reads both output formats.
+    static let pooledSessionSetup = "SET DateStyle TO 'ISO'; SET TimeZone TO 'UTC'"
+
+    static func sessionSetup(for pooling: PostgresPooling) -> String {
+        pooling == .session ? sessionSetup : pooledSessionSetup
+    }
+
     /// Connects (blocking) and applies `sessionSetup`.
     ///
     /// The conninfo string (URI or `key=value`) is expanded by libpq (`expand_dbname`); the
     /// defaults listed before it (a 10 s connect timeout, UTF-8) apply only where it is silent.
-    static func connect(_ conninfo: String) -> Result<OwnedPGconn, PostgresError> {
+    static func connect(_ conninfo: String, pooling: PostgresPooling = .session) -> Result<OwnedPGconn, PostgresError> {
         let keywords = ["connect_timeout", "client_encoding", "dbname"]
         let values = ["10", "UTF8", conninfo]
         let cKeywords = keywords.map { strdup($0) }
@@ -282,7 +340,7 @@ enum Libpq {
         guard PQstatus(raw) == CONNECTION_OK else {
             return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
         }
-        guard let result = PQexec(raw, sessionSetup) else {
+        guard let result = PQexec(raw, sessionSetup(for: pooling)) else {
             return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
         }
         defer { PQclear(result) }

@@ -30,8 +30,10 @@ public final class PostgresConnection: Sendable {
     /// - Parameter conninfo: a libpq URI (`postgresql:///payhook?host=/run/pg`) or `key=value`
     ///   string, passed to libpq unchanged; a 10 s `connect_timeout` applies unless it sets one.
     /// - Throws: `.connectionFailed` (retryable) when the server cannot be reached or refuses.
-    public static func connect(_ conninfo: String) async throws(PostgresError) -> PostgresConnection {
-        let handle = LibpqConnection(label: "payhook.postgres.connection")
+    /// - Parameter pooling: `.transaction` when `conninfo` leads to a transaction-mode pooler;
+    ///   see `PostgresPooling`.
+    public static func connect(_ conninfo: String, pooling: PostgresPooling = .session) async throws(PostgresError) -> PostgresConnection {
+        let handle = LibpqConnection(label: "payhook.postgres.connection", pooling: pooling)
         try await onConnectionQueue(handle) { handle.open(conninfo) }.get()
         return PostgresConnection(handle: handle)
     }

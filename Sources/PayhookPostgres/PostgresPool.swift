@@ -37,6 +37,8 @@ public struct PostgresPoolStatistics: Sendable, Hashable {
 /// work happens on each connection's own queue.
 public final class PostgresPool: Sendable {
     private let conninfo: String
+    /// How the pool's connections treat their server sessions (`PAYHOOK_DATABASE_POOLING`).
+    public let pooling: PostgresPooling
     private let maxConnections: Int
     private let acquireTimeout: Duration
     private let state = Mutex(State())
@@ -69,8 +71,11 @@ public final class PostgresPool: Sendable {
     ///   - conninfo: libpq URI or `key=value` string.
     ///   - maxConnections: the most sessions this pool holds at once (at least 1).
     ///   - acquireTimeout: how long a caller may queue before `.poolTimeout`.
-    public init(conninfo: String, maxConnections: Int, acquireTimeout: Duration = .seconds(5)) {
+    ///   - pooling: `.transaction` when `conninfo` leads to a transaction-mode pooler.
+    public init(conninfo: String, maxConnections: Int, acquireTimeout: Duration = .seconds(5),
+                pooling: PostgresPooling = .session) {
         self.conninfo = conninfo
+        self.pooling = pooling
         self.maxConnections = max(1, maxConnections)
         self.acquireTimeout = acquireTimeout
     }
@@ -163,7 +168,7 @@ public final class PostgresPool: Sendable {
                 lease = .slot
             case .slot:
                 do {
-                    return try await PostgresConnection.connect(conninfo)
+                    return try await PostgresConnection.connect(conninfo, pooling: pooling)
                 } catch {
                     releaseSlot()
                     throw error

@@ -145,13 +145,17 @@ extension Double: PostgresDecodable {
 }
 
 extension Array: PostgresDecodable where Element == UInt8 {
-    /// Parses `bytea` in hex output format (`\x0a1b…`), which the connection selects.
+    /// Parses `bytea` in hex output format (`\x0a1b…`), which a connection of its own selects,
+    /// or in escape format (`ab\000\\`), which a server session shared through a
+    /// transaction-mode pooler may have been left in by another client. Escape output writes a
+    /// backslash as `\\`, so it never starts with `\x`.
     public static func decode(postgresText text: String?) throws(PostgresDecodingFailure) -> [UInt8] {
         guard let text else { throw .null([UInt8].self) }
         let utf8 = Array(text.utf8)
-        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0 else {
-            throw PostgresDecodingFailure("is not bytea in hex format")
+        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x") else {
+            return try decodeEscapeFormat(utf8)
         }
+        guard utf8.count % 2 == 0 else { throw PostgresDecodingFailure("is not bytea in hex format") }
         var bytes = [UInt8]()
         bytes.reserveCapacity((utf8.count - 2) / 2)
         var index = 2
@@ -161,6 +165,39 @@ extension Array: PostgresDecodable where Element == UInt8 {
             }
             bytes.append(high << 4 | low)
             index += 2
+        }
+        return bytes
+    }
+
+    /// `bytea_output = escape`: printable ASCII as itself, `\\` for a backslash, `\ooo`
+    /// (three octal digits) for every other byte.
+    private static func decodeEscapeFormat(_ utf8: [UInt8]) throws(PostgresDecodingFailure) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            guard byte == UInt8(ascii: "\\") else {
+                bytes.append(byte)
+                index += 1
+                continue
+            }
+            if index + 1 < utf8.count, utf8[index + 1] == UInt8(ascii: "\\") {
+                bytes.append(byte)
+                index += 2
+                continue
+            }
+            guard index + 3 < utf8.count else { throw PostgresDecodingFailure("is not bytea in hex or escape format") }
+            var value = 0
+            for digit in utf8[(index + 1)...(index + 3)] {
+                guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "7") else {
+                    throw PostgresDecodingFailure("is not bytea in hex or escape format")
+                }
+                value = value * 8 + Int(digit - UInt8(ascii: "0"))
+            }
+            guard value <= 255 else { throw PostgresDecodingFailure("is not bytea in hex or escape format") }
+            bytes.append(UInt8(value))
+            index += 4
         }
         return bytes
     }

@@ -64,11 +64,18 @@ struct PostgresTimestampUnitTests {
         #expect(abs(back.timeIntervalSince1970 - now.timeIntervalSince1970) <= 0.000_001)
     }
 
-    @Test("bytea hex text decodes, and malformed text is a decoding failure")
+    @Test("bytea hex and escape text decode, and malformed text is a decoding failure")
     func byteaText() throws {
         #expect(try [UInt8].decode(postgresText: "\\x00ff7F") == [0, 255, 127])
         #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "\\x0") }
-        #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "abc") }
+        #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "\\xzz") }
+        // Escape format (bytea_output = escape), which a pooler's shared server session may be in.
+        #expect(try [UInt8].decode(postgresText: "abc") == [97, 98, 99])
+        #expect(try [UInt8].decode(postgresText: "a\\000\\\\\\377") == [97, 0, 92, 255])
+        #expect(try [UInt8].decode(postgresText: "") == [])
+        #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "a\\0") }
+        #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "\\400") }
+        #expect(throws: PostgresDecodingFailure.self) { try [UInt8].decode(postgresText: "\\08a") }
     }
 }
 

@@ -125,7 +125,8 @@ public struct PayhookCLI: CommandGroup {
         case .failure(let error): return fail(error.description)
         }
         do {
-            let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all())
+            let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all(),
+                                            pooling: loaded.0.databasePooling)
             var steps: [String] = []
             let applied = try await migrator.migrate { migration, took in
                 let name = "\(String(format: "%04d", migration.version))_\(migration.name)"
@@ -164,7 +165,8 @@ public struct PayhookCLI: CommandGroup {
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
         do {
             if migrateFirst {
-                let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
+                let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all(),
+                                                pooling: configuration.databasePooling)
                 let applied = try await migrator.migrate()
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }

@@ -92,11 +92,12 @@ extension Subcommand {
         report: ((OperationsError) -> Int32)? = nil, _ body: (PostgresPool) async throws -> Int32
     ) async -> Int32 {
         let databaseURL: String
+        let pooling: PostgresPooling
         switch PayhookCLI.loadConfiguration(environment) {
-        case .success(let loaded): databaseURL = loaded.1
+        case .success(let loaded): (databaseURL, pooling) = (loaded.1, loaded.0.databasePooling)
         case .failure(let error): return fail(error.description)
         }
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2)
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: 2, pooling: pooling)
         let status: Int32
         do {
             status = try await body(pool)

@@ -1,4 +1,5 @@
 public import PayhookCore
+import PayhookPostgres
 import PayhookCrypto
 import PayhookProviders
 import PayhookProcessing
@@ -64,6 +65,8 @@ extension Configuration {
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))
         configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"
+        configuration.databasePooling = reader.enumeration("PAYHOOK_DATABASE_POOLING", default: PostgresPooling.session)
+        configuration.sessionDatabaseURL = reader.secret("PAYHOOK_SESSION_DATABASE_URL")
         if let secret = configuration.fulfillmentSecret {
             do {
                 _ = try StandardWebhookSigner(secret: secret.value)

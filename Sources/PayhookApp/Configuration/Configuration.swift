@@ -1,5 +1,6 @@
 public import PayhookCore
 public import PayhookCrypto
+public import PayhookPostgres
 public import PayhookProviders
 public import PayhookIngress
 public import PayhookProcessing
@@ -12,6 +13,21 @@ public import PayhookSubscriptions
 /// its secret value.
 public struct Configuration: Sendable {
     public var databaseURL: Secret?
+    // --- Behind a transaction-mode pooler (docs/deployment.md "Behind PgBouncer") ---
+    /// What `DATABASE_URL` leads to (`PAYHOOK_DATABASE_POOLING`): `session` (a server session
+    /// per connection, the default) or `transaction` (a transaction-mode pooler such as PgBouncer).
+    public var databasePooling: PostgresPooling = .session
+    /// A direct connection for what needs a session of its own, LISTEN
+    /// (`PAYHOOK_SESSION_DATABASE_URL`); without one, behind a transaction-mode pooler, the
+    /// processor and the job worker poll.
+    public var sessionDatabaseURL: Secret?
+    /// Where LISTEN sessions connect, or `nil` when notifications cannot be received (a
+    /// transaction-mode pooler and no `PAYHOOK_SESSION_DATABASE_URL`): then payhook polls.
+    public func listenURL(databaseURL: String) -> String? {
+        if let sessionDatabaseURL { return sessionDatabaseURL.value }
+        return databasePooling == .session ? databaseURL : nil
+    }
+    // --- end of the pooler settings ---
     public var listen: ListenAddress
     public var adminListen: ListenAddress
     public var adminToken: Secret?

@@ -15,7 +15,7 @@ extension PayhookServer {
         settings.threads = configuration.processorThreads
         settings.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
-            pool: pool, conninfo: databaseURL, clients: clients,
+            pool: pool, conninfo: configuration.listenURL(databaseURL: databaseURL), clients: clients,
             hooks: .subscriptions, settings: settings, logger: logger.with(["role": .string(ServeRole.processor.rawValue)]), metrics: metrics,
             fulfillment: configuration.fulfillment)
     }

@@ -40,7 +40,7 @@ extension PayhookServer {
         return try JobWorker(queue: queue, handlers: handlers.map(jobMetrics.instrument),
                              configuration: JobWorker.Configuration(
                                 concurrency: subscriptions.settings.chargeConcurrency, lease: configuration.jobLease,
-                                listenConninfo: databaseURL,
+                                listenConninfo: configuration.listenURL(databaseURL: databaseURL),
                                 rescueInterval: min(.seconds(30), configuration.jobLease / 2)),
                              logger: workerLogger)
     }

@@ -48,9 +48,11 @@ final class PayhookServer: Sendable {
         self.metrics = metrics
         // Job handlers (up to PAYHOOK_CHARGE_CONCURRENCY in flight) hold a connection only per
         // statement; a few more connections keep them from queueing behind ingress and processing.
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains(.worker) ? 16 : 8)
+        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains(.worker) ? 16 : 8,
+                                pooling: configuration.databasePooling)
         self.pool = pool
-        let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all())
+        let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all(),
+                                        pooling: configuration.databasePooling)
         self.migrator = migrator
         let writer = InboundEventWriter(pool: pool, logger: logger, metrics: metrics)
         self.writer = writer
@@ -69,6 +71,13 @@ final class PayhookServer: Sendable {
             ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool,
                                   subscriptions: subscriptions, metrics: metrics, logger: logger)
             : nil
+
+        if !roles.isDisjoint(with: [.processor, .worker]), configuration.listenURL(databaseURL: databaseURL) == nil {
+            logger.warning("""
+                PAYHOOK_DATABASE_POOLING=transaction and no PAYHOOK_SESSION_DATABASE_URL: LISTEN cannot run \
+                through a transaction-mode pooler, so the processor and the job worker poll instead of being woken
+                """)
+        }
 
         metrics.describe("payhook_db_pool_connections", type: "gauge", help: "Database pool connections by state.")
         metrics.describe("payhook_ingest_queue_depth", type: "gauge", help: "Verified deliveries waiting for the next commit.")

@@ -71,7 +71,7 @@ package final class InboundEventProcessor: Sendable {
     static let channel = "payhook_inbound_events"
 
     private let pool: PostgresPool
-    private let conninfo: String
+    private let conninfo: String?
     private let interpreter: InboundEventInterpreter
     private let applier: CanonicalEventApplier
     /// Queues fulfillment and merchant callbacks in the batch's transaction.
@@ -90,11 +90,12 @@ package final class InboundEventProcessor: Sendable {
     }
 
     /// - Parameters:
-    ///   - conninfo: for the LISTEN session (the pool serves everything else).
+    ///   - conninfo: for the LISTEN session (the pool serves everything else); `nil` when no
+    ///     session can listen (behind a transaction-mode pooler): then workers only poll.
     ///   - hooks: what other features do in the processing transaction (``ProcessingHooks``).
     ///   - now: the clock for claiming due rows and computing `next_attempt_at`.
     ///   - jitter: a random value in `0..<1` per retry.
-    package init(pool: PostgresPool, conninfo: String, clients: PaymentProviderClients, hooks: ProcessingHooks,
+    package init(pool: PostgresPool, conninfo: String?, clients: PaymentProviderClients, hooks: ProcessingHooks,
          settings: ProcessorSettings, logger: Logger, metrics: MetricsRegistry? = nil, fulfillment: FulfillmentSettings = FulfillmentSettings(),
          now: @escaping @Sendable () -> Date = { Date() },
          jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
@@ -128,10 +129,12 @@ package final class InboundEventProcessor: Sendable {
             return true
         }
         guard registered else { return }
-        let listener = PostgresListener.start(conninfo: conninfo, channels: [Self.channel])
+        let listener = conninfo.map { PostgresListener.start(conninfo: $0, channels: [Self.channel]) }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in listener.notifications { self.wake() }
+            if let listener {
+                group.addTask {
+                    for await _ in listener.notifications { self.wake() }
+                }
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -155,7 +158,7 @@ package final class InboundEventProcessor: Sendable {
                     }
                 }
             }
-            listener.stop()
+            listener?.stop()
             group.cancelAll()
         }
     }
