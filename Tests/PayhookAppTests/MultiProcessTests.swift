@@ -151,7 +151,8 @@ struct MultiProcessTests {
 }
 
 /// The payhook children one test started; kills every one still running when asked.
-private final class Children: Sendable {
+/// (Shared with PgBouncerServeTests.)
+final class Children: Sendable {
     private let all = Mutex<[ChildProcess]>([])
 
     func serve(databaseURL: String, environment: [String: String]) async throws -> (child: ChildProcess, port: Int) {
@@ -188,14 +189,14 @@ private final class Children: Sendable {
 
 /// One delivery of the stream, and what the provider's API holds from the moment it is sent
 /// (a thin webhook's payment or transaction moving to its next state).
-private struct StreamStep: Sendable {
+struct StreamStep: Sendable {
     let delivery: SignedDelivery
     let providerState: (@Sendable () -> Void)?
 }
 
 /// Sends the stream from a few threads. Delivery `i` goes to process `i % 3`; a send that gets
 /// no 2xx goes to the next process, as a provider retries.
-private final class StreamSender: Sendable {
+final class StreamSender: Sendable {
     static let threads = 4
 
     private let steps: [StreamStep]
@@ -261,7 +262,7 @@ private final class StreamSender: Sendable {
 }
 
 /// The payments, orders and subscriptions of the run, and what each must end as.
-private struct MultiProcessWorld: Sendable {
+struct MultiProcessWorld: Sendable {
     let emulator: ProviderEmulator
 
     /// One payment of the run and the status it must end in: where its lifecycle ends at the
@@ -273,14 +274,16 @@ private struct MultiProcessWorld: Sendable {
     }
 
     static let adyenOrders = 12
-    static let perKind = 4
+    /// Payments of each other kind (refunded, authorized, declined; per provider): PgBouncerServeTests
+    /// raises it to send hundreds of deliveries.
+    var perKind = 4
 
     func adyenReference(_ n: Int) -> String { "mp-order-\(n)" }
 
     var lifecycles: [Lifecycle] {
         var all: [Lifecycle] = []
         for n in 0..<Self.adyenOrders { all.append(Lifecycle(provider: .adyen, id: "PSPPAID\(n)", expected: "captured")) }
-        for n in 0..<Self.perKind {
+        for n in 0..<perKind {
             all.append(Lifecycle(provider: .adyen, id: "PSPREFUND\(n)", expected: "refunded"))
             all.append(Lifecycle(provider: .adyen, id: "PSPAUTH\(n)", expected: "authorized"))
             all.append(Lifecycle(provider: .adyen, id: "PSPREFUSED\(n)", expected: "declined"))
