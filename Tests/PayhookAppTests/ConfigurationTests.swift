@@ -38,6 +38,22 @@ struct ConfigurationTests {
         #expect(error?.problems.map(\.variable) == ["PAYHOOK_PROCESSOR_THREADS"])
     }
 
+    @Test("PAYHOOK_DATABASE_POOLING is session or transaction; behind a transaction pooler LISTEN needs PAYHOOK_SESSION_DATABASE_URL")
+    func databasePooling() throws {
+        let plain = try parse([:])
+        #expect(plain.databasePooling == .session)
+        #expect(plain.listenURL(databaseURL: "postgresql:///db") == "postgresql:///db")
+        let pooled = try parse(["PAYHOOK_DATABASE_POOLING": "transaction"])
+        #expect(pooled.databasePooling == .transaction)
+        #expect(pooled.listenURL(databaseURL: "postgresql://bouncer/db") == nil)
+        let direct = try parse(["PAYHOOK_DATABASE_POOLING": "transaction",
+                                "PAYHOOK_SESSION_DATABASE_URL": "postgresql://primary/db"])
+        #expect(direct.listenURL(databaseURL: "postgresql://bouncer/db") == "postgresql://primary/db")
+        let error = #expect(throws: ConfigurationError.self) { try parse(["PAYHOOK_DATABASE_POOLING": "statement"]) }
+        #expect(error?.problems.map(\.variable) == ["PAYHOOK_DATABASE_POOLING"])
+        #expect(error?.description.contains("session, transaction") == true, "\(String(describing: error))")
+    }
+
     @Test("every problem is reported at once, naming the variable and never the secret")
     func reportsEverything() {
         let environment = [
