@@ -25,7 +25,8 @@ public final class PostgresConnection: Sendable {
         self.handle = handle
     }
 
-    /// Opens a session, with `DateStyle=ISO`, `TimeZone=UTC` and hex `bytea` output.
+    /// Opens a session, with `DateStyle=ISO`, `TimeZone=UTC` and (unless `pooling` is
+    /// `.transaction`, where a pooler does not keep it) hex `bytea` output.
     ///
     /// - Parameter conninfo: a libpq URI (`postgresql:///payhook?host=/run/pg`) or `key=value`
     ///   string, passed to libpq unchanged; a 10 s `connect_timeout` applies unless it sets one.
