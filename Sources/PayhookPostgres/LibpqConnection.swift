@@ -164,10 +164,13 @@ final class LibpqConnection: @unchecked Sendable {
     private func prepare(_ sql: String, types: [Oid], cacheKey: String, _ pointer: OpaquePointer) -> Result<String?, PostgresError> {
         guard prepared.count < Self.preparedLimit else { return .success(nil) }
         let name = Self.statementName(cacheKey)
-        if invalidated.remove(name) != nil {
+        if invalidated.contains(name) {
             // The old plan of this name fails every call; its name must be free before PREPARE.
-            // A session that lost it meanwhile answers 26000, which is as good.
+            // A session that lost it meanwhile answers 26000, which is as good outside a
+            // transaction but would abort one: there the statement runs unnamed until later.
+            guard PQtransactionStatus(pointer) == PQTRANS_IDLE else { return .success(nil) }
             _ = consume(PQexec(pointer, "DEALLOCATE \"\(name)\""), pointer)
+            invalidated.remove(name)
         }
         switch consume(PQprepare(pointer, name, sql, Int32(types.count), types), pointer) {
         case .success:

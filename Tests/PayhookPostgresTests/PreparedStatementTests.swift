@@ -103,9 +103,18 @@ struct PreparedStatementTests {
             #expect(try await connection.query(sql, [.int(1)]).columns == ["id"])
             try await connection.query("ALTER TABLE items ADD COLUMN label text DEFAULT 'x'")
             #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label"])
-            #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label"])
+            // First inside a transaction (where the old name cannot be freed safely), then outside.
             let columns = try await connection.transaction { tx in try await tx.query(sql, [.int(1)]).columns }
             #expect(columns == ["id", "label"])
+            #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label"])
+            #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label"])
+            // Invalidated again, and then lost by the session before it is prepared anew.
+            try await connection.query("ALTER TABLE items ADD COLUMN note text DEFAULT 'y'")
+            #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label", "note"])
+            try await connection.execute("DEALLOCATE ALL")
+            let again = try await connection.transaction { tx in try await tx.query(sql, [.int(1)]).columns }
+            #expect(again == ["id", "label", "note"])
+            #expect(try await connection.query(sql, [.int(1)]).columns == ["id", "label", "note"])
         }
     }
 }
