@@ -8,15 +8,31 @@ import Testing
 /// Each test runs a cluster of its own with PgBouncer in front (`ops/pgbouncer`).
 @Suite("Through PgBouncer in transaction mode", .timeLimit(.minutes(3)))
 struct PgBouncerTests {
-    /// Statements of different texts and arities, and one text every client runs.
+    /// Statements of different texts and arities, every client running all of them, odd and
+    /// even clients in opposite orders: a client's first statement is not the other's first.
     static func runStatements(_ connection: PostgresConnection, client: Int64, round: Int64) async throws {
-        let plus = try await connection.query("SELECT $1::int8 + 1 AS n", [.int(client * 1000 + round)])
-        #expect(try plus.rows.first?.decode("n", as: Int64.self) == client * 1000 + round + 1)
-        let product = try await connection.query("SELECT $1::int8 * $2::int8 AS n", [.int(client), .int(round)])
-        #expect(try product.rows.first?.decode("n", as: Int64.self) == client * round)
-        let labelled = try await connection.query(
-            "SELECT $1::text || ':' || $2::int8 || ':' || $3::int8 AS s", [.text("c"), .int(client), .int(round)])
-        #expect(try labelled.rows.first?.decode("s", as: String.self) == "c:\(client):\(round)")
+        let value = client * 1000 + round
+        var steps: [@Sendable () async throws -> Void] = [
+            {
+                let plus = try await connection.query("SELECT $1::int8 + 1 AS n", [.int(value)])
+                #expect(try plus.rows.first?.decode("n", as: Int64.self) == value + 1)
+            },
+            {
+                let product = try await connection.query("SELECT $1::int8 * $2::int8 AS n", [.int(client), .int(round)])
+                #expect(try product.rows.first?.decode("n", as: Int64.self) == client * round)
+            },
+            {
+                let labelled = try await connection.query(
+                    "SELECT $1::text || ':' || $2::int8 || ':' || $3::int8 AS s", [.text("c"), .int(client), .int(round)])
+                #expect(try labelled.rows.first?.decode("s", as: String.self) == "c:\(client):\(round)")
+            },
+            {
+                let minus = try await connection.query("SELECT $1::int8 - 1 AS n", [.int(value)])
+                #expect(try minus.rows.first?.decode("n", as: Int64.self) == value - 1)
+            },
+        ]
+        if client % 2 == 0 { steps.reverse() }
+        for step in steps { try await step() }
     }
 
     @Test("named statements of two clients sharing one server session never collide, and the same text is adopted")
