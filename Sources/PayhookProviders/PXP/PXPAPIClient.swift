@@ -92,9 +92,9 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// ISO 8601), `transactionMethod{intent: "Purchase", entryType: "Ecom", fundingType: "Card"}`,
     /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units;
     /// answers call it `transactionValue`), the stored card, `shopper.id` when known, and the
-    /// processing model: `MerchantInitiatedInitialRecurring` for ``StoredCredential/Sequence/initial``,
-    /// `MerchantInitiatedSubsequentRecurring` after it, `MerchantInitiatedResubmission` for
-    /// ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
+    /// processing model: `MerchantInitiatedSubsequentRecurring` for every scheduled charge (the
+    /// first included: `MerchantInitiatedInitialRecurring` is the setup that saved the card,
+    /// made before payhook), `MerchantInitiatedResubmission` for ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
     /// and kept in ``PXPUnconfirmedFields``.
     ///
     /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
