@@ -89,6 +89,60 @@ struct ProviderCorpusRunnerTests {
         #expect(throws: CorpusCase.FormatError.self) { try CorpusCase.parse(Array(text.utf8)) }
     }
 
+    /// Each provider's signing path of the runner, against payhook's own verifiers: a case for
+    /// another provider must fail only on what it expects, never on a signature.
+    @Test("the runner signs Adyen items, Adyen header-signed webhooks and Mercado Pago notifications as payhook verifies them",
+          arguments: [
+            // An Adyen standard notification, on an account route with its own key ring.
+            #"""
+            {"name": "self-test adyen", "provider": "adyen", "sources": ["https://docs.adyen.com/development-resources/webhooks/webhook-types"],
+             "account": "acme-eu",
+             "steps": [{"deliver": {"body": {"live": "false", "notificationItems": [{"NotificationRequestItem": {
+               "additionalData": {"hmacSignature": "replaced-by-the-runner"}, "amount": {"currency": "EUR", "value": 1000},
+               "eventCode": "AUTHORISATION", "eventDate": "2025-02-24T15:20:56+01:00", "merchantAccountCode": "AcmeShopEU",
+               "merchantReference": "self-adyen-1", "paymentMethod": "visa", "pspReference": "QFQTPCQ8HXSKGK82",
+               "reason": "", "success": "true"}}]}}}],
+             "expect": {"payments": [{"provider_payment_id": "QFQTPCQ8HXSKGK82", "status": "authorized", "amount_minor": 1000,
+                                      "account": "acme-eu"}], "dead_letters": 0}}
+            """#,
+            // An Adyen tokenization webhook: HMAC over the raw body in the HmacSignature header.
+            #"""
+            {"name": "self-test adyen token", "provider": "adyen", "sources": ["https://docs.adyen.com/api-explorer/Tokenization-webhooks/1/overview"],
+             "steps": [{"deliver": {"body": {"createdAt": "2025-02-24T15:20:56+01:00", "environment": "test", "eventId": "QBQQ9DLNRHHKGK38",
+               "type": "recurring.token.created", "data": {"merchantAccount": "AcmeShopEU", "storedPaymentMethodId": "M5N7TQ4TG5PFWR50",
+               "shopperReference": "shopper-7781", "type": "visa", "operation": "created"}}}}],
+             "expect": {"vault_tokens": [{"token": "M5N7TQ4TG5PFWR50", "status": "active", "shopper_reference": "shopper-7781"}],
+                        "dead_letters": 0}}
+            """#,
+            // A Mercado Pago payment notification, completed from the emulator's payment.
+            #"""
+            {"name": "self-test mercadopago", "provider": "mercadopago", "sources": ["https://www.mercadopago.com.br/developers/en/reference/payments/_payments_id/get"],
+             "steps": [
+              {"seed": {"collection": "payments", "id": "1319778901", "body": {"id": 1319778901, "date_created": "2025-03-11T08:59:58.000-04:00",
+                "date_approved": "2025-03-11T08:59:59.717-04:00", "date_last_updated": "2025-03-11T09:00:00.101-04:00",
+                "collector_id": 1873904477, "operation_type": "regular_payment", "payment_method_id": "visa",
+                "payment_type_id": "credit_card", "status": "approved", "status_detail": "accredited", "currency_id": "BRL",
+                "transaction_amount": 150.25, "transaction_amount_refunded": 0, "captured": true, "external_reference": "self-mp-1"}}},
+              {"deliver": {"body": {"id": 12345678901, "live_mode": false, "type": "payment", "date_created": "2025-03-11T09:00:01.000-04:00",
+                "user_id": 1873904477, "api_version": "v1", "action": "payment.updated", "data": {"id": "1319778901"}}}}
+             ],
+             "expect": {"payments": [{"provider_payment_id": "1319778901", "status": "captured", "amount_minor": 15025, "currency": "BRL"}],
+                        "dead_letters": 0}}
+            """#,
+          ])
+    func signsEveryProvider(_ text: String) async throws {
+        let mismatches = try await Self.run(text)
+        #expect(mismatches.isEmpty, "\(mismatches)")
+    }
+
+    @Test("a delivery answered with another status than expect_status fails the case")
+    func answerStatusIsChecked() async throws {
+        let text = Self.capturedCase(expect: #"{"dead_letters": 0}"#)
+            .replacingOccurrences(of: #"{"deliver": {"body""#, with: #"{"deliver": {"expect_status": 202, "body""#)
+        let mismatches = try await Self.run(text)
+        #expect(mismatches.contains { $0.contains("expected 202") }, "\(mismatches)")
+    }
+
     @Test("case bodies reach ingress digit for digit: member order and number text as written")
     func rendersAndSignsExactly() throws {
         let body = try #require(JSONValue.parse(Array(#"{"a":100.10,"b":[1,"x"],"c":{"d":null}}"#.utf8)))
