@@ -161,6 +161,17 @@ struct CorpusCase: Sendable {
                           expect: expect)
     }
 
+    /// The admin API's registration of `order`, as the merchant would send it.
+    func registration(_ order: Order) throws -> OrderRegistration {
+        var members: [(key: String, value: JSONValue)] = [("provider", .string(provider.rawValue))]
+        if let account { members.append(("account", .string(account))) }
+        if let reference = order.merchantReference { members.append(("merchant_reference", .string(reference))) }
+        if let id = order.providerOrderID { members.append(("provider_order_id", .string(id))) }
+        members.append(("amount", .object(JSONObject([("value", .number(String(order.amountMinor))),
+                                                      ("currency", .string(order.currency))]))))
+        return try OrderRegistration.parse(Array(renderJSON(.object(JSONObject(members))).utf8))
+    }
+
     private static func onlyKeys(_ object: JSONObject, _ known: [String], at path: String) throws(FormatError) {
         for key in object.keys where !known.contains(key) {
             throw FormatError("\(path)\(key): unknown key; known: \(known.joined(separator: ", "))")
@@ -321,15 +332,8 @@ struct CorpusRunner {
 
     private func register(_ order: CorpusCase.Order, pool: PostgresPool, queue: JobQueue,
                           settings: FulfillmentSettings) async throws -> Int64 {
-        var members: [(key: String, value: JSONValue)] = [("provider", .string(testCase.provider.rawValue))]
-        if let account = testCase.account { members.append(("account", .string(account))) }
-        if let reference = order.merchantReference { members.append(("merchant_reference", .string(reference))) }
-        if let id = order.providerOrderID { members.append(("provider_order_id", .string(id))) }
-        members.append(("amount", .object(JSONObject([("value", .number(String(order.amountMinor))),
-                                                      ("currency", .string(order.currency))]))))
-        let registration = try OrderRegistration.parse(Array(renderJSON(.object(JSONObject(members))).utf8))
         let service = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: queue, settings: settings))
-        return try await service.register(registration).order.id
+        return try await service.register(try testCase.registration(order)).order.id
     }
 
     /// Runs due jobs as a worker would until none is left; a job that asks to be retried is
@@ -506,7 +510,7 @@ struct CorpusRunner {
                 mismatches.append("\(label): \(column) is not a column (columns: \(actual.keys.joined(separator: ", ")))")
                 continue
             }
-            if !sameValue(stored, value) {
+            if !Self.sameValue(stored, value) {
                 mismatches.append("\(label): \(column) is \(renderJSON(stored)), expected \(renderJSON(value))")
             }
         }
@@ -515,7 +519,7 @@ struct CorpusRunner {
 
     /// Equal JSON, with `char(n)` padding ignored and numbers compared by value where both
     /// are exact integers.
-    private func sameValue(_ stored: JSONValue, _ expected: JSONValue) -> Bool {
+    static func sameValue(_ stored: JSONValue, _ expected: JSONValue) -> Bool {
         if let left = stored.exactInteger, let right = expected.exactInteger { return left == right }
         if case .string(let left) = stored, case .string(let right) = expected {
             return left.trimmingCharacters(in: .whitespaces) == right
