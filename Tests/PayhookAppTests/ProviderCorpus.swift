@@ -408,7 +408,11 @@ struct CorpusRunner {
                                                           requestID: requestID, ts: ts)),
             ])
         case .pxp:
-            var signed = Sign.pxp(key: signingKey, body: Array(renderJSON(body).utf8))
+            // The timestamp in PXP's own date form (seven fractional digits, as its eventDate):
+            // what the header holds is undocumented, and ingress must read this form too.
+            let millisecondText = JSONOutput.format(Date())
+            let timestamp = millisecondText.dropLast() + "0000Z"
+            var signed = Sign.pxp(key: signingKey, timestamp: String(timestamp), body: Array(renderJSON(body).utf8))
             signed.route = route
             signed.query = query ?? ""
             return signed
