@@ -71,10 +71,10 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// `GET {base}/transactions/{merchant}/{site}?systemTransactionId={id}`, decoded by
     /// ``PXPTransactionDecoder``.
     /// - Parameter id: the `systemTransactionId` from the webhook or the charge response.
-    /// - Throws: `ProviderAPIError`: `.notFound` (an empty id, or a well-formed answer without
-    ///   this transaction), `.invalidResponse` (a 404 of the route or any other answer that is
-    ///   not a list of transactions: never read as "no such transaction"), `.unauthorized`
-    ///   (401/403), `.unavailable` (429, 5xx, connection), `.timeout`.
+    /// - Throws: `ProviderAPIError`: `.notFound` (an empty id, or a well-formed empty list),
+    ///   `.invalidResponse` (a 404, which PXP does not document as "no such transaction", or any
+    ///   answer that is not this transaction), `.unauthorized` (401/403), `.unavailable` (429,
+    ///   5xx, connection), `.timeout`.
     public func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot {
         let operation = "pxp GET /transactions/{merchant}/{site}?systemTransactionId"
         try ProviderAPIRequest.checkID(id, operation: operation)
