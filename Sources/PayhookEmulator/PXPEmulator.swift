@@ -39,8 +39,8 @@ import Synchronization
 public final class PXPEmulator: ChargeControls {
     /// The endpoints faults and counters refer to.
     public enum Endpoint: String, Sendable, CaseIterable {
-        /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`; resource id = that
-        /// `systemTransactionId`.
+        /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`, and
+        /// `GET /transactions/{systemTransactionId}`; resource id = that `systemTransactionId`.
         case transaction
         /// `POST /transactions`; resource id = `merchantTransactionId`.
         case createTransaction
