@@ -72,8 +72,9 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "storedPaymentMethodId (token)", operation: operation)
         let shopper = try ProviderAPIRequest.checkRequired(storedCredential.shopperReference, field: "shopperReference", operation: operation)
         try ProviderAPIRequest.checkPositive(amount, operation: operation)
-        let body = Self.chargeBody(
-            token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount)
+        let body = try Self.chargeBody(
+            token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount,
+            operation: operation)
         let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/payments", operation: operation)
         let request = ProviderAPIRequest(
             operation: operation, method: "POST", url: url,
@@ -95,11 +96,23 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     }
 
     /// The charge body; a function of its inputs only, so a retry sends the same bytes.
+    ///
+    /// `amount.value` is in Adyen's minor units (``AdyenCurrency``): a CLP 1000 subscription
+    /// (ISO 0 decimals) is sent as `100000`, a CVE 12.00 one (ISO 2, Adyen 0) as `12`.
+    /// - Throws: `.invalidResponse` before sending for an amount Adyen cannot express exactly
+    ///   (CVE 12.50) or a currency Adyen's table does not list; nothing is rounded.
     static func chargeBody(
-        token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String
-    ) -> RequestJSON {
-        .object([
-            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(amount.minorUnits)))])),
+        token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String,
+        operation: String = "adyen POST /v72/payments"
+    ) throws(ProviderAPIError) -> RequestJSON {
+        let value: Int64
+        do {
+            value = try AdyenCurrency.adyenValue(of: amount)
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error); not sent")
+        }
+        return .object([
+            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(value)))])),
             ("merchantAccount", .string(merchantAccount)),
             ("reference", .string(reference)),
             ("paymentMethod", .object([("type", .string("scheme")), ("storedPaymentMethodId", .string(token))])),
