@@ -79,7 +79,9 @@ package enum PaymentMerge {
         }()
 
         if let amount = snapshot.amount {
-            if next.amountMinor == nil || fetched {
+            // AUTHORISATION_ADJUSTMENT replaces the authorised amount; a late AUTHORISATION
+            // never overwrites what an adjustment set.
+            if next.amountMinor == nil || fetched || snapshot.replacesAmount {
                 next.amountMinor = amount.minorUnits
                 next.currency = amount.currency
             }
