@@ -1,5 +1,6 @@
 import Foundation
 public import PayhookCore
+import PayhookCrypto
 
 /// Decodes Adyen webhook bodies into canonical events.
 ///
@@ -52,12 +53,16 @@ public enum AdyenEventDecoder {
         let method = try PayloadNode.firstString(item["paymentMethod"], extra["paymentMethod"])
         let reason = try item["reason"].string()
 
+        // Undated: `eventDate` is not signed, and a token's date decides whether an `active`
+        // report beats a `disabled` one (VaultTokenMerge). A replayed AUTHORISATION re-dated
+        // after a disablement must not make the token chargeable again; the signed
+        // tokenization webhooks (`createdAt` under the body HMAC) carry the dates that count.
         func token(_ reference: String?, shopper: String?) throws(PayloadError) -> VaultTokenSnapshot? {
             guard let reference else { return nil }
             return VaultTokenSnapshot(
                 provider: .adyen, account: account, token: reference, shopperReference: shopper,
                 brand: method, last4: try extra["cardSummary"].string(), expiry: try extra["expiryDate"].string(),
-                status: .active, occurredAt: occurredAt)
+                status: .active, occurredAt: nil)
         }
 
         let transition: StatusTransition
@@ -145,11 +150,16 @@ public enum AdyenEventDecoder {
     /// `additionalData`) can be changed by whoever replays a genuine item, so it must never
     /// make one event two. A later dispute stage has its own event code (`SECOND_CHARGEBACK`,
     /// `PREARBITRATION_LOST`), so it is not mistaken for the first.
+    ///
+    /// Stored as the event code and a SHA-256 of the joined fields: the merchant's reference
+    /// is free text that may hold anything (even a card number), and the reference is kept in
+    /// `payment_adjustments.reference`.
     static func eventReference(pspReference: String, originalReference: String?, merchantAccountCode: String?,
                                merchantReference: String?, value: String?, currency: String?, eventCode: String,
                                success: Bool) -> String {
-        "adyen:" + [pspReference, originalReference ?? "", merchantAccountCode ?? "", merchantReference ?? "",
-                    value ?? "", currency ?? "", eventCode, success ? "true" : "false"].joined(separator: ":")
+        let signed = [pspReference, originalReference ?? "", merchantAccountCode ?? "", merchantReference ?? "",
+                      value ?? "", currency ?? "", eventCode, success ? "true" : "false"].joined(separator: ":")
+        return "adyen:\(eventCode):" + Hex.encode(Digest.hash(.sha256, Array(signed.utf8)))
     }
 
     /// `amount.value`, in Adyen's minor units, as ISO money (``AdyenCurrency``); `nil` when
