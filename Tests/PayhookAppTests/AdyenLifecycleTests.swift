@@ -134,6 +134,28 @@ struct AdyenLifecycleTests {
         #expect(try await harness.payment(.adyen, "AA1")?.amountMinor == 12500)
     }
 
+    @Test("a genuine AUTHORISATION replayed with a later eventDate and other unsigned data changes neither funding nor a disabled token")
+    func unsignedFieldsDecideNothing() async throws {
+        let harness = try await ProcessingHarness.make("adyen_unsigned")
+        let processor = harness.processor()
+        func authorisation(date: String, funding: String) -> String {
+            Bodies.adyenItem(psp: "UNS1", code: "AUTHORISATION", value: 5000, date: date,
+                             extra: ["fundingSource": funding, "tokenization.storedPaymentMethodId": "TOK-UNS1",
+                                     "tokenization.shopperReference": "shopper-7781"])
+        }
+        try await harness.insert(.adyen, Bodies.adyen(authorisation(date: "2025-06-01T10:00:00+02:00", funding: "DEBIT")))
+        try await harness.drain(processor)
+        try await harness.insert(.adyen, Bodies.adyenToken(type: "recurring.token.disabled", token: "TOK-UNS1", eventID: "EV-UNS1",
+                                                           createdAt: "2025-06-05T10:00:00+02:00"))
+        try await harness.drain(processor)
+        // The same signed item, re-dated after the disablement and claiming credit, beside another item.
+        try await harness.insert(.adyen, Bodies.adyen(Self.item("OTHER1", nil, "PENDING", 100),
+                                                      authorisation(date: "2025-07-01T10:00:00+02:00", funding: "CREDIT")))
+        try await harness.drain(processor)
+        #expect(try await harness.text("SELECT funding AS v FROM payments WHERE provider_payment_id = 'UNS1'") == "debit")
+        #expect(try await harness.text("SELECT status AS v FROM vault_tokens WHERE token = 'TOK-UNS1'") == "disabled")
+    }
+
     @Test("CLP, JPY and KWD payments store ISO minor units; a CLP amount ISO cannot hold is dead-lettered, not rounded")
     func exponentCurrencies() async throws {
         let harness = try await ProcessingHarness.make("adyen_exponents")
