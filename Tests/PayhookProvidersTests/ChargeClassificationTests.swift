@@ -182,7 +182,8 @@ struct ChargeRequestTests {
             reference: "sub-9-cycle-2", merchantAccount: "PayhookECOM")
         #expect(body.text == #"{"amount":{"currency":"EUR","value":1010},"merchantAccount":"PayhookECOM","#
             + #""reference":"sub-9-cycle-2","paymentMethod":{"type":"scheme","storedPaymentMethodId":"M5N7TQ4TG5PFWR50"},"#
-            + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}"#)
+            + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription","#
+            + #""returnUrl":"https://payhook.invalid/adyen/return"}"#)
     }
 
     @Test("PXP: the transaction body, with the processing model from the reason and the place in the series", arguments: [
