@@ -48,6 +48,13 @@ struct AdyenLifecycleTests {
         try await harness.insert(.adyen, Bodies.adyen(Self.item("C2-PC0", "PC0", "CAPTURE_FAILED", 2500)))
         try await harness.drain(processor)
         #expect(try await captured(harness, "PC0") == 4000)
+        // A failure that arrives before its capture leaves a tombstone: the late capture never counts.
+        try await harness.insert(.adyen, Bodies.adyen(Self.item("C9-LATE", "LATE1", "CAPTURE_FAILED", 3000)))
+        try await harness.drain(processor)
+        try await harness.insert(.adyen, Bodies.adyen(Self.item("C9-LATE", "LATE1", "CAPTURE", 3000)))
+        try await harness.insert(.adyen, Bodies.adyen(Self.item("C8-LATE", "LATE1", "CAPTURE", 1000)))
+        try await harness.drain(processor)
+        #expect(try await captured(harness, "LATE1") == 1000)
         // A payment with no capture reported one by one has no captured amount.
         try await harness.insert(.adyen, Bodies.adyen(Self.item("AUTHONLY", nil, "AUTHORISATION", 10000)))
         try await harness.drain(processor)
