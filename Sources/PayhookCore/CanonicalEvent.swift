@@ -17,7 +17,7 @@ public enum CanonicalEvent: Sendable, Hashable {
     /// `payment.pending` `payment.authorized` `payment.captured` `payment.refunded` (partial or
     /// full: the status says which) `payment.canceled` `payment.declined` `payment.failed`
     /// `payment.expired` `payment.charged_back` `payment.chargeback_reversed`
-    /// `payment.capture_failed` `payment.refund_failed` `payment.modification_refused`
+    /// `payment.capture_failed` `payment.refund_failed` `payment.modification_refused` `payment.notice`
     /// `order.updated` `token.created` `token.updated` `token.disabled` `token.expired` `unknown`.
     public var type: String {
         switch self {
@@ -30,6 +30,7 @@ public enum CanonicalEvent: Sendable, Hashable {
             case .captureFailed: "payment.capture_failed"
             case .refundFailed: "payment.refund_failed"
             case .modificationRefused: "payment.modification_refused"
+            case .notice: "payment.notice"
             }
         case .order: "order.updated"
         case .vaultToken(_, let change): "token." + change.rawValue
@@ -42,7 +43,7 @@ public enum CanonicalEvent: Sendable, Hashable {
         "payment.pending", "payment.authorized", "payment.captured", "payment.refunded", "payment.canceled",
         "payment.declined", "payment.failed", "payment.expired", "payment.charged_back",
         "payment.chargeback_reversed", "payment.capture_failed", "payment.refund_failed",
-        "payment.modification_refused", "order.updated", "token.created", "token.updated", "token.disabled",
+        "payment.modification_refused", "payment.notice", "order.updated", "token.created", "token.updated", "token.disabled",
         "token.expired", "unknown",
     ]
 }

@@ -43,11 +43,17 @@ public struct PaymentSnapshot: Sendable, Hashable {
     /// When the provider says the event happened or the state was last updated.
     public let occurredAt: Date?
     public let refund: RefundChange?
+    /// A capture this event reports or cancels (Adyen `CAPTURE`, `CAPTURE_FAILED`).
+    public let capture: CaptureChange?
+    /// `amount` is a new authorised amount that replaces the stored one (Adyen
+    /// `AUTHORISATION_ADJUSTMENT`), rather than a first statement of it.
+    public let replacesAmount: Bool
     /// A stored payment method created or used by this payment.
     public let vaultToken: VaultTokenSnapshot?
-    /// The provider's own identity of this event (Adyen: event code, PSP references and event
-    /// date), so an adjustment it counts (a chargeback, a failed capture) is counted once
-    /// however the provider batches or repeats it; nil when the provider gives none.
+    /// The provider's own identity of this event, made only of fields the provider signs
+    /// (Adyen: the eight HMAC-signed fields of the item), so an adjustment it counts (a
+    /// chargeback, a failed capture) is counted once however the provider batches or repeats
+    /// it, and no unsigned field can turn one event into two; nil when the provider gives none.
     public let eventReference: String?
 
     public init(
@@ -55,7 +61,8 @@ public struct PaymentSnapshot: Sendable, Hashable {
         merchantReference: String? = nil, amount: Money? = nil, modificationAmount: Money? = nil,
         transition: StatusTransition, statusDetail: String? = nil, providerStatus: String? = nil,
         method: String? = nil, funding: String? = nil, occurredAt: Date? = nil,
-        refund: RefundChange? = nil, vaultToken: VaultTokenSnapshot? = nil, eventReference: String? = nil
+        refund: RefundChange? = nil, vaultToken: VaultTokenSnapshot? = nil, eventReference: String? = nil,
+        capture: CaptureChange? = nil, replacesAmount: Bool = false
     ) {
         self.provider = provider
         self.account = CardDataFilter.scrubbed(account)
@@ -73,6 +80,8 @@ public struct PaymentSnapshot: Sendable, Hashable {
         self.refund = refund
         self.vaultToken = vaultToken
         self.eventReference = eventReference
+        self.capture = capture
+        self.replacesAmount = replacesAmount
     }
 
     /// The status this event reports, `nil` for explicit transitions (see ``StatusTransition``).

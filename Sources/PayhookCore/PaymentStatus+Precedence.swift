@@ -86,7 +86,7 @@ extension PaymentStatus {
         switch transition {
         case .advance(let incoming):
             return shouldReplace(current: current, with: incoming) ? incoming : current
-        case .modificationRefused:
+        case .modificationRefused, .notice:
             return current
         case .chargebackReversed:
             // A reversal proves the money had been captured; it restores what the chargeback

@@ -20,6 +20,10 @@ public enum StatusTransition: Sendable, Hashable {
     /// The provider refused a modification request (capture, cancel, refund with
     /// `success=false`): history only, the status does not change.
     case modificationRefused
+    /// The provider tells something about the payment that moves no money (Adyen
+    /// `NOTIFICATION_OF_CHARGEBACK`, `REQUEST_FOR_INFORMATION`: a dispute was opened or the
+    /// issuer asks for documents): history only, the status does not change.
+    case notice
 
     /// The status an ``advance(_:)`` reports; `nil` for the explicit transitions.
     public var reportedStatus: PaymentStatus? {

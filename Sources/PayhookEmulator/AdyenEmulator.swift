@@ -157,6 +157,11 @@ public final class AdyenEmulator: ChargeControls {
             return "reference is required, at most 80 characters"
         }
         guard let type = body.string("paymentMethod", "type"), !type.isEmpty else { return "paymentMethod.type is required" }
+        // Checkout's PaymentRequest lists returnUrl among its required fields, at most 1024
+        // characters (Adyen/adyen-openapi json/CheckoutService-v72.json, PaymentRequest).
+        guard let returnURL = body.string("returnUrl"), !returnURL.isEmpty, returnURL.utf8.count <= 1024 else {
+            return "returnUrl is required, at most 1024 characters"
+        }
         if let interaction = body.value(["shopperInteraction"]) {
             guard case .string(let text) = interaction, shopperInteractions.contains(text) else {
                 return "shopperInteraction must be Ecommerce, ContAuth, Moto or POS"

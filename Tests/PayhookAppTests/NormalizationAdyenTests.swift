@@ -57,7 +57,7 @@ struct NormalizationAdyenTests {
         #expect(types == ["payment.authorized", "payment.captured", "payment.refunded", "payment.refunded", "payment.refunded"])
     }
 
-    @Test("a chargeback or failed capture item delivered again in a differently composed batch counts once; a second chargeback on another date counts again")
+    @Test("a chargeback or failed capture item delivered again in a differently composed batch counts once; a later dispute stage counts again")
     func adjustmentIdentity() async throws {
         let harness = try await ProcessingHarness.make("adyen_adjust_identity")
         let processor = harness.processor()
@@ -73,8 +73,15 @@ struct NormalizationAdyenTests {
         #expect(try await harness.scalar("SELECT count(*) AS n FROM payment_adjustments WHERE kind = 'capture_failure'") == 1)
         #expect(try await harness.payment(.adyen, "ADJ1")?.chargebacks == 1)
 
-        let later = Bodies.adyenItem(psp: "ADJ1", code: "CHARGEBACK", value: 5000, date: "2025-04-01T10:00:00+01:00")
-        try await harness.insert(.adyen, Bodies.adyen(later))
+        // The same signed item with another (unsigned) eventDate, re-sent inside a two-item
+        // batch: a new delivery to dedup, but the same chargeback.
+        let redated = Bodies.adyenItem(psp: "ADJ1", code: "CHARGEBACK", value: 5000, date: "2025-04-01T10:00:00+01:00")
+        try await harness.insert(.adyen, Bodies.adyen(auth, redated))
+        try await harness.drain(processor)
+        #expect(try await harness.payment(.adyen, "ADJ1")?.chargebacks == 1)
+
+        let second = Bodies.adyenItem(psp: "ADJ1", code: "SECOND_CHARGEBACK", value: 5000, date: "2025-04-01T10:00:00+01:00")
+        try await harness.insert(.adyen, Bodies.adyen(second))
         try await harness.drain(processor)
         #expect(try await harness.payment(.adyen, "ADJ1")?.chargebacks == 2)
     }

@@ -12,12 +12,28 @@ struct PopulatedMigrationTests {
         "charges", "jobs", "dead_letters", "audit_log", "payment_adjustments", "merchant_callbacks",
     ]
 
-    /// Row count and an md5 of every row's text, in id order, per table.
-    static func fingerprint(_ database: TestDatabase) async throws -> [String: String] {
+    /// The columns each table has now, in order: what a later fingerprint compares, so that a
+    /// migration that adds a column (0017: `payments.captured_minor`) still has to keep every
+    /// value the rows held.
+    static func columns(_ database: TestDatabase) async throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for table in tables {
+            let list = try await database.string("""
+                SELECT string_agg(quote_ident(column_name), ',' ORDER BY ordinal_position) AS v
+                FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '\(table)'
+                """)
+            result[table] = (list ?? "").split(separator: ",").map(String.init)
+        }
+        return result
+    }
+
+    /// Row count and an md5 of every row's `columns`, in id order, per table.
+    static func fingerprint(_ database: TestDatabase, columns: [String: [String]]) async throws -> [String: String] {
         var result: [String: String] = [:]
         for table in tables {
+            let row = (columns[table] ?? []).map { "t.\($0)" }.joined(separator: ", ")
             result[table] = try await database.string("""
-                SELECT count(*) || ' ' || coalesce(md5(string_agg(t::text, '|' ORDER BY t.id)), '') AS v FROM \(table) t
+                SELECT count(*) || ' ' || coalesce(md5(string_agg(ROW(\(row))::text, '|' ORDER BY t.id)), '') AS v FROM \(table) t
                 """)
         }
         return result
@@ -85,12 +101,13 @@ struct PopulatedMigrationTests {
             INSERT INTO merchant_callbacks (webhook_id, type, order_id, body) VALUES ('msg_1', 'order.paid', 1, '{}')
             """)
 
-        let before = try await Self.fingerprint(database)
+        let columns = try await Self.columns(database)
+        let before = try await Self.fingerprint(database, columns: columns)
         let applied = try await SchemaMigrationGate.run {
             try await PostgresMigrator(conninfo: database.url, migrations: all).migrate()
         }
         #expect(applied.map(\.version) == all.map(\.version).filter { $0 > 13 })
-        #expect(try await Self.fingerprint(database) == before, "a row changed or went missing")
+        #expect(try await Self.fingerprint(database, columns: columns) == before, "a row changed or went missing")
         for table in Self.tables {
             #expect(try await database.int("SELECT count(*) AS n FROM \(table)") > 0, "\(table) was not populated")
         }

@@ -21,6 +21,21 @@ struct SendTestEventTests {
             pxpMerchant: "PAYHOOK-1", pxpSite: "SITE-EU", now: Date())
     }
 
+    @Test("an Adyen event's --amount is ISO minor units, sent as Adyen's amount.value (CLP 12345 is 1234500)")
+    func adyenAmountConverted() throws {
+        let authorisation = try #require(SendTestEvent.find(provider: .adyen, name: "AUTHORISATION"))
+        var input = try Self.input(.adyen)
+        input.amount = try Money(minorUnits: 12345, currency: "CLP")
+        let delivery = authorisation.build(input)
+        #expect(String(decoding: delivery.body, as: UTF8.self).contains(#""amount":{"currency":"CLP","value":1234500}"#))
+        #expect(try Self.verified(authorisation, delivery) != nil)
+        guard case .payment(let payment)? = try AdyenEventDecoder.decode(body: delivery.body).first else {
+            Issue.record("not a payment event")
+            return
+        }
+        #expect(payment.amount == (try Money(minorUnits: 12345, currency: "CLP")))
+    }
+
     static func verified(_ event: SendTestEvent, _ delivery: SendTestDelivery, account: String? = nil) throws -> VerifiedDelivery? {
         let request = WebhookRequest(
             provider: event.provider, account: account, rawQuery: delivery.query,

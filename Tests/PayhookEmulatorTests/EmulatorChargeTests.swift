@@ -108,7 +108,8 @@ struct EmulatorChargeTests {
             let body = """
                 {"amount":{"currency":"EUR","value":1010},"merchantAccount":"\(emulator.configuration.adyenMerchantAccount)",
                  "reference":"sub-9-cycle-2","paymentMethod":{"type":"scheme","storedPaymentMethodId":"M5N7TQ4TG5PFWR50"},
-                 "shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}
+                 "shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription",
+                 "returnUrl":"https://payhook.invalid/adyen/return"}
                 """
             let headers = [("X-API-Key", emulator.configuration.adyenAPIKey), ("Idempotency-Key", "adyen-9-2-1"),
                            ("Content-Type", "application/json")]

@@ -105,7 +105,7 @@ struct EmulatorStrictnessTests {
     static let adyenPayment = #"""
         {"amount":{"currency":"EUR","value":1010},"merchantAccount":"PayhookECOM","reference":"sub-9-cycle-2",
          "paymentMethod":{"type":"scheme","storedPaymentMethodId":"M5N7TQ4TG5PFWR50"},"shopperReference":"shopper-9",
-         "shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}
+         "shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription","returnUrl":"https://payhook.invalid/adyen/return"}
         """#
 
     @Test("Adyen: a payment outside Adyen's rules is a 422 with status, errorCode, message and errorType", arguments: [
@@ -114,6 +114,9 @@ struct EmulatorStrictnessTests {
         (#","shopperReference":"shopper-9""#, ""),
         (#""value":1010"#, #""value":10.10"#),
         (#""currency":"EUR""#, #""currency":"euro""#),
+        // Checkout's PaymentRequest requires returnUrl, ContAuth or not (CheckoutService-v72).
+        (#","returnUrl":"https://payhook.invalid/adyen/return""#, ""),
+        (#""returnUrl":"https://payhook.invalid/adyen/return""#, #""returnUrl":"""#),
     ])
     func adyenRefused(from: String, to: String) async throws {
         try await withEmulator { emulator async throws in

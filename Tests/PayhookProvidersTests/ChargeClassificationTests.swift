@@ -177,12 +177,13 @@ struct ChargeRequestTests {
 
     @Test("Adyen: the payment body, amount in minor units")
     func adyenBody() throws {
-        let body = AdyenAPIClient.chargeBody(
+        let body = try AdyenAPIClient.chargeBody(
             token: "M5N7TQ4TG5PFWR50", shopperReference: "shopper-9", amount: try Money(minorUnits: 1010, currency: "EUR"),
             reference: "sub-9-cycle-2", merchantAccount: "PayhookECOM")
         #expect(body.text == #"{"amount":{"currency":"EUR","value":1010},"merchantAccount":"PayhookECOM","#
             + #""reference":"sub-9-cycle-2","paymentMethod":{"type":"scheme","storedPaymentMethodId":"M5N7TQ4TG5PFWR50"},"#
-            + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}"#)
+            + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription","#
+            + #""returnUrl":"https://payhook.invalid/adyen/return"}"#)
     }
 
     /// PXP's `MerchantInitiatedInitialRecurring` is the setup transaction that saves the card

@@ -87,6 +87,13 @@ struct SendTestCommand: Subcommand {
         case .success(let value): amount = value
         case .failure(let problem): return usageError(problem.message)
         }
+        if provider == .adyen {
+            do {
+                _ = try AdyenCurrency.adyenValue(of: amount)
+            } catch {
+                return usageError("--amount: \(error)")
+            }
+        }
         var count = 1
         if let text = parsed.values["--count"] {
             guard let value = Int(text), (1...1000).contains(value) else { return usageError("--count must be a number from 1 to 1000") }

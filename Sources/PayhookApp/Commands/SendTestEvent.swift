@@ -91,7 +91,14 @@ struct SendTestEvent: Sendable {
         SendTestEvent(provider: .adyen, name: eventCode, summary: summary) { input in
             let pspReference = modification ? SendTestIDs.adyenReference() : input.id ?? SendTestIDs.adyenReference()
             let originalReference = modification ? input.id ?? SendTestIDs.adyenReference() : nil
-            let value = String(input.amount.minorUnits)
+            // `--amount` is ISO minor units; Adyen's body carries Adyen's (CLP 12345 is 1234500).
+            // The command refused amounts Adyen cannot express before building anything.
+            let value: String
+            do {
+                value = String(try AdyenCurrency.adyenValue(of: input.amount))
+            } catch {
+                preconditionFailure("send-test checks Adyen amounts before building: \(error)")
+            }
             let signing = WebhookSigner.adyenSigningString(
                 pspReference: pspReference, originalReference: originalReference,
                 merchantAccountCode: input.adyenMerchantAccount, merchantReference: input.reference,

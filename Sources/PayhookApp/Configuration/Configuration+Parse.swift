@@ -45,6 +45,7 @@ extension Configuration {
                 adyenBaseURL: reader.url("PAYHOOK_ADYEN_BASE_URL", default: "https://checkout-test.adyen.com"),
                 adyenAPIKey: reader.secret("PAYHOOK_ADYEN_API_KEY"),
                 adyenMerchantAccount: reader.string("PAYHOOK_ADYEN_MERCHANT_ACCOUNT"),
+                adyenReturnURL: reader.url("PAYHOOK_ADYEN_RETURN_URL", default: AdyenAPIClient.defaultReturnURL),
                 pxpBaseURL: reader.url("PAYHOOK_PXP_BASE_URL", default: "https://api-services.test.pxp.io/api/v1"),
                 pxpClientID: reader.string("PAYHOOK_PXP_CLIENT_ID"),
                 pxpTokenID: reader.string("PAYHOOK_PXP_TOKEN_ID"),

@@ -96,6 +96,9 @@ public struct Configuration: Sendable {
         public var adyenBaseURL: String
         public var adyenAPIKey: Secret?
         public var adyenMerchantAccount: String?
+        /// `returnUrl` of Adyen charges (`PAYHOOK_ADYEN_RETURN_URL`); never visited by a
+        /// merchant-initiated charge, but Checkout marks the field required.
+        public var adyenReturnURL: String = AdyenAPIClient.defaultReturnURL
         public var pxpBaseURL: String
         public var pxpClientID: String?
         public var pxpTokenID: String?

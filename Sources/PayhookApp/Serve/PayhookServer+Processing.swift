@@ -32,7 +32,8 @@ extension PayhookServer {
             clients.append(MercadoPagoAPIClient(baseURL: url, accessToken: token.value, http: http))
         }
         if let key = api.adyenAPIKey, let account = api.adyenMerchantAccount, let url = URL(string: api.adyenBaseURL) {
-            clients.append(AdyenAPIClient(baseURL: url, apiKey: key.value, merchantAccount: account, http: http))
+            clients.append(AdyenAPIClient(baseURL: url, apiKey: key.value, merchantAccount: account, http: http,
+                                          returnURL: api.adyenReturnURL))
         }
         if let clientID = api.pxpClientID, let tokenID = api.pxpTokenID, let tokenValue = api.pxpTokenValue,
            let merchant = api.pxpMerchant, let site = api.pxpSite, let url = URL(string: api.pxpBaseURL) {

@@ -89,7 +89,7 @@ package struct FulfillmentSQL: SQLStatementSet {
 
     let selectPayments = """
         SELECT id, provider_payment_id, merchant_reference, amount_minor, currency, refunded_minor, status,
-               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account
+               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account, captured_minor
         FROM payments WHERE order_id = $1 ORDER BY id
         """
 

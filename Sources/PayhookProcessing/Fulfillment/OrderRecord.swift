@@ -22,6 +22,11 @@ package struct OrderRecord: Sendable {
         package var updatedAt: Date
         /// The payhook account whose route delivered it (`""`: the default route).
         var account: String = ""
+        /// The sum of the captures reported one by one (Adyen CAPTURE), in ISO minor units:
+        /// "captured 4,000 of 10,000". `nil` when the provider reports no such captures
+        /// (Mercado Pago, PXP) or none has arrived yet. Exposed only; fulfillment does not
+        /// decide on it.
+        package var capturedMinor: Int64? = nil
     }
 
     package struct Callback: Sendable {
@@ -101,7 +106,8 @@ extension OrderRecord {
                     status: try row.decode("status"), statusDetail: try row.decode("status_detail"),
                     method: try row.decode("method"), funding: try row.decode("funding"),
                     chargebacks: try row.decode("chargebacks"), chargebackReversals: try row.decode("chargeback_reversals"),
-                    updatedAt: try row.decode("updated_at"), account: try row.decode("account"))
+                    updatedAt: try row.decode("updated_at"), account: try row.decode("account"),
+                    capturedMinor: try row.decode("captured_minor"))
         }
         if withCallbacks {
             order.callbacks = try await connection.query(FulfillmentSQL.shared.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in try Callback(row: row) }
@@ -121,6 +127,7 @@ extension OrderRecord {
             .init("status_detail", .optional(payment.statusDetail)),
             .init("amount", Self.money(payment.amountMinor, payment.currency)),
             .init("refunded", Self.money(payment.refundedMinor, payment.currency)),
+            .init("captured", Self.money(payment.capturedMinor, payment.currency)),
             .init("merchant_reference", .optional(payment.merchantReference)),
             .init("method", .optional(payment.method)),
             .init("funding", .optional(payment.funding)),

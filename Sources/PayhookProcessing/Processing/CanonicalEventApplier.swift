@@ -145,7 +145,7 @@ package struct CanonicalEventApplier: Sendable {
         }
         if let token = snapshot.vaultToken { _ = try await applyToken(token, on: connection) }
 
-        let adjustment = Self.adjustment(for: snapshot, fetched: fetched, source: source)
+        let adjustments = Self.adjustments(for: snapshot, fetched: fetched, source: source)
         let key = ApplyPass.PaymentKey(snapshot)
         var stored: ApplyPass.Payment?
         if let known = pass.payment(key) {
@@ -155,7 +155,7 @@ package struct CanonicalEventApplier: Sendable {
             pass.remember(stored, for: key)
         }
         var totals: AdjustmentTotals?
-        if let adjustment {
+        if !adjustments.isEmpty {
             // Adjustments reference the payment's row, so it must exist now: written if the
             // pass holds it unwritten, or a placeholder when a refund arrives before its
             // authorisation (the pass then writes the merged state over it).
@@ -177,7 +177,13 @@ package struct CanonicalEventApplier: Sendable {
             guard let paymentID else {
                 throw PostgresError(kind: .serializationFailure, message: "payment row could not be created")
             }
-            totals = try await record(adjustment, provider: provider, paymentID: paymentID, source: source, on: connection)
+            for adjustment in adjustments {
+                try await record(adjustment, provider: provider, paymentID: paymentID, source: source, on: connection)
+            }
+            totals = try await adjustmentTotals(paymentID: paymentID, on: connection)
+            if adjustments.contains(where: \.changesCaptures) {
+                try await connection.query(ProcessingSQL.shared.updateCapturedMinor, [.int(paymentID)])
+            }
         }
         var current = stored?.state ?? PaymentState()
         if stored == nil { current.status = nil }
@@ -231,34 +237,53 @@ package struct CanonicalEventApplier: Sendable {
     package enum Adjustment: Equatable {
         case refund(reference: String, amount: Money)
         case refundFailed(reference: String)
+        /// One capture and the amount it captured, keyed by the capture's own reference.
+        case capture(reference: String, amount: Money)
+        /// The capture under `reference` failed: a tombstone that keeps it out of the sum.
+        case captureFailed(reference: String)
         case counted(kind: String, reference: String, amount: Money?)
+
+        /// Whether recording it can change `payments.captured_minor`.
+        var changesCaptures: Bool {
+            switch self {
+            case .capture, .captureFailed: true
+            default: false
+            }
+        }
     }
 
     /// Webhook deltas only: fetched state reports totals and statuses, never increments.
-    static func adjustment(for snapshot: PaymentSnapshot, fetched: Bool, source: EventSource) -> Adjustment? {
+    static func adjustments(for snapshot: PaymentSnapshot, fetched: Bool, source: EventSource) -> [Adjustment] {
+        var adjustments: [Adjustment] = []
         switch snapshot.refund {
-        case .increment(let reference, let amount)?: return .refund(reference: reference, amount: amount)
-        case .failed(let reference)?: return .refundFailed(reference: reference)
+        case .increment(let reference, let amount)?: adjustments.append(.refund(reference: reference, amount: amount))
+        case .failed(let reference)?: adjustments.append(.refundFailed(reference: reference))
         case .total?, nil: break
         }
-        guard !fetched else { return nil }
+        switch snapshot.capture {
+        case .increment(let reference, let amount)?: adjustments.append(.capture(reference: reference, amount: amount))
+        case .failed(let reference)?: adjustments.append(.captureFailed(reference: reference))
+        case nil: break
+        }
+        guard !fetched else { return adjustments }
         // The provider's identity of the event when it gives one: the same item in a
         // differently composed batch is then the same adjustment.
         let reference = snapshot.eventReference ?? source.itemReference
         switch snapshot.transition {
         case .advance(.chargedBack):
-            return .counted(kind: "chargeback", reference: reference, amount: snapshot.modificationAmount)
+            adjustments.append(.counted(kind: "chargeback", reference: reference, amount: snapshot.modificationAmount))
         case .chargebackReversed:
-            return .counted(kind: "chargeback_reversal", reference: reference, amount: snapshot.modificationAmount)
+            adjustments.append(.counted(kind: "chargeback_reversal", reference: reference, amount: snapshot.modificationAmount))
         case .captureFailed:
-            return .counted(kind: "capture_failure", reference: reference, amount: snapshot.modificationAmount)
+            adjustments.append(.counted(kind: "capture_failure", reference: reference, amount: snapshot.modificationAmount))
         default:
-            return nil
+            break
         }
+        return adjustments
     }
 
     func record(_ adjustment: Adjustment, provider: String, paymentID: Int64, source: EventSource,
-                on connection: PostgresConnection) async throws -> AdjustmentTotals {
+                on connection: PostgresConnection) async throws {
         switch adjustment {
         case .refund(let reference, let amount):
             try await connection.query(ProcessingSQL.shared.insertAdjustment, [
@@ -269,12 +294,25 @@ package struct CanonicalEventApplier: Sendable {
             try await connection.query(ProcessingSQL.shared.markRefundFailed, [
                 .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
             ])
+        case .capture(let reference, let amount):
+            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
+                .text(provider), .text("capture"), .text(reference), .int(paymentID), .int(amount.minorUnits),
+                .text(amount.currency), .int(source.inboundEventID),
+            ])
+        case .captureFailed(let reference):
+            try await connection.query(ProcessingSQL.shared.markCaptureFailed, [
+                .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
+            ])
         case .counted(let kind, let reference, let amount):
             try await connection.query(ProcessingSQL.shared.insertAdjustment, [
                 .text(provider), .text(kind), .text(reference), .int(paymentID), Self.int(amount?.minorUnits),
                 Self.text(amount?.currency), .int(source.inboundEventID),
             ])
         }
+    }
+
+    /// The payment's adjustment sums, read after this event's adjustments were recorded.
+    func adjustmentTotals(paymentID: Int64, on connection: PostgresConnection) async throws -> AdjustmentTotals {
         let rows = try await connection.query(ProcessingSQL.shared.adjustmentTotals, [.int(paymentID)])
         guard let row = rows.rows.first else { return AdjustmentTotals() }
         return AdjustmentTotals(

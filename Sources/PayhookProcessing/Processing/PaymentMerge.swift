@@ -79,7 +79,9 @@ package enum PaymentMerge {
         }()
 
         if let amount = snapshot.amount {
-            if next.amountMinor == nil || fetched {
+            // AUTHORISATION_ADJUSTMENT replaces the authorised amount; a late AUTHORISATION
+            // never overwrites what an adjustment set.
+            if next.amountMinor == nil || fetched || snapshot.replacesAmount {
                 next.amountMinor = amount.minorUnits
                 next.currency = amount.currency
             }
@@ -127,8 +129,12 @@ package enum PaymentMerge {
         } else if snapshot.status == nil, status != current.status {
             next.statusDetail = snapshot.statusDetail ?? next.statusDetail
         }
-        next.method = newer ? (snapshot.method ?? next.method) : (next.method ?? snapshot.method)
-        next.funding = newer ? (snapshot.funding ?? next.funding) : (next.funding ?? snapshot.funding)
+        // Only fetched state may replace method and funding, when it is newer: a webhook delta's
+        // date is not signed (Adyen `eventDate`), so a replayed item with a later date must not
+        // change what the funding gate reads; the first report stands.
+        let replaces = newer && fetched
+        next.method = replaces ? (snapshot.method ?? next.method) : (next.method ?? snapshot.method)
+        next.funding = replaces ? (snapshot.funding ?? next.funding) : (next.funding ?? snapshot.funding)
         next.merchantReference = next.merchantReference ?? snapshot.merchantReference
         next.account = next.account ?? snapshot.account
         if let incoming = snapshot.occurredAt {

@@ -138,6 +138,22 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (provider, kind, reference) DO UPDATE SET failed = true, updated_at = now()
         """
 
+    /// A failed capture: a tombstone when the capture itself has not arrived yet.
+    let markCaptureFailed = """
+        INSERT INTO payment_adjustments (provider, kind, reference, payment_id, failed, inbound_event_id)
+        VALUES ($1, 'capture', $2, $3, true, $4)
+        ON CONFLICT (provider, kind, reference) DO UPDATE SET failed = true, updated_at = now()
+        """
+
+    /// The payment's captured sum from its capture rows: `NULL` while none counts, so that
+    /// "no capture reported" stays distinct from a capture of zero. Written only after a
+    /// capture or a capture failure; the pass's payment writes never touch the column.
+    let updateCapturedMinor = """
+        UPDATE payments SET captured_minor = (
+            SELECT sum(amount_minor) FROM payment_adjustments WHERE payment_id = $1 AND kind = 'capture' AND NOT failed)
+        WHERE id = $1
+        """
+
     let adjustmentTotals = """
         SELECT coalesce(sum(amount_minor) FILTER (WHERE kind = 'refund' AND NOT failed), 0)::bigint AS refunded,
                count(*) FILTER (WHERE kind = 'chargeback') AS chargebacks,

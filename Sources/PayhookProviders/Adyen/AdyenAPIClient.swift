@@ -20,6 +20,13 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     private let merchantAccount: String
     private let http: any HTTPClient
     private let timeout: Duration
+    private let returnURL: String
+
+    /// Sent when `PAYHOOK_ADYEN_RETURN_URL` is not set. Checkout's `/payments` marks
+    /// `returnUrl` required, and no source we found says a `ContAuth` charge may leave it out
+    /// (docs/providers.md). A merchant-initiated charge has no shopper to send back, so the
+    /// address is never visited; `.invalid` (RFC 2606) makes that plain and can never resolve.
+    public static let defaultReturnURL = "https://payhook.invalid/adyen/return"
 
     /// - Parameters:
     ///   - baseURL: the Checkout base, e.g. `https://checkout-test.adyen.com` (live URLs carry
@@ -29,15 +36,17 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     ///   - merchantAccount: the merchant account code sent in request bodies.
     ///   - http: the transport.
     ///   - timeout: deadline for each call.
+    ///   - returnURL: the `returnUrl` every charge sends (``defaultReturnURL`` unless configured).
     public init(
         baseURL: URL, apiKey: String, merchantAccount: String, http: any HTTPClient,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(10), returnURL: String = AdyenAPIClient.defaultReturnURL
     ) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.merchantAccount = merchantAccount
         self.http = http
         self.timeout = timeout
+        self.returnURL = returnURL
     }
 
     /// Always throws `.unsupported`: Adyen has no order resource to fetch.
@@ -55,7 +64,8 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     ///
     /// The body: `amount{currency, value}` (minor units), `merchantAccount`, `reference`,
     /// `paymentMethod{type: "scheme", storedPaymentMethodId}`, `shopperReference`,
-    /// `shopperInteraction` `ContAuth`, `recurringProcessingModel` `Subscription`. Adyen
+    /// `shopperInteraction` `ContAuth`, `recurringProcessingModel` `Subscription`, `returnUrl`
+    /// (required by the Checkout API spec; see ``defaultReturnURL``). Adyen
     /// answers 200 for refusals too; the result code decides (see ``AdyenChargeClassification``).
     /// ``StoredCredential/previousTransactionReference`` is not sent: Adyen links the
     /// subscription through the stored token itself.
@@ -72,8 +82,9 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         let token = try ProviderAPIRequest.checkRequired(storedCredential.token, field: "storedPaymentMethodId (token)", operation: operation)
         let shopper = try ProviderAPIRequest.checkRequired(storedCredential.shopperReference, field: "shopperReference", operation: operation)
         try ProviderAPIRequest.checkPositive(amount, operation: operation)
-        let body = Self.chargeBody(
-            token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount)
+        let body = try Self.chargeBody(
+            token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount,
+            returnURL: returnURL, operation: operation)
         let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/payments", operation: operation)
         let request = ProviderAPIRequest(
             operation: operation, method: "POST", url: url,
@@ -95,17 +106,30 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     }
 
     /// The charge body; a function of its inputs only, so a retry sends the same bytes.
+    ///
+    /// `amount.value` is in Adyen's minor units (``AdyenCurrency``): a CLP 1000 subscription
+    /// (ISO 0 decimals) is sent as `100000`, a CVE 12.00 one (ISO 2, Adyen 0) as `12`.
+    /// - Throws: `.invalidResponse` before sending for an amount Adyen cannot express exactly
+    ///   (CVE 12.50) or a currency Adyen's table does not list; nothing is rounded.
     static func chargeBody(
-        token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String
-    ) -> RequestJSON {
-        .object([
-            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(amount.minorUnits)))])),
+        token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String,
+        returnURL: String = AdyenAPIClient.defaultReturnURL, operation: String = "adyen POST /v72/payments"
+    ) throws(ProviderAPIError) -> RequestJSON {
+        let value: Int64
+        do {
+            value = try AdyenCurrency.adyenValue(of: amount)
+        } catch {
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(error); not sent")
+        }
+        return .object([
+            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(value)))])),
             ("merchantAccount", .string(merchantAccount)),
             ("reference", .string(reference)),
             ("paymentMethod", .object([("type", .string("scheme")), ("storedPaymentMethodId", .string(token))])),
             ("shopperReference", .string(shopperReference)),
             ("shopperInteraction", .string("ContAuth")),
             ("recurringProcessingModel", .string("Subscription")),
+            ("returnUrl", .string(returnURL)),
         ])
     }
 

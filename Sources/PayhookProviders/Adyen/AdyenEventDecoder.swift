@@ -1,5 +1,6 @@
 import Foundation
 public import PayhookCore
+import PayhookCrypto
 
 /// Decodes Adyen webhook bodies into canonical events.
 ///
@@ -44,23 +45,29 @@ public enum AdyenEventDecoder {
 
         let extra = item["additionalData"]
         let currency = try item["amount"]["currency"].string()
-        let itemAmount = try item["amount"]["value"].minorUnitsMoney(currency: currency)
+        let valueText = try item["amount"]["value"].string()
+        let itemAmount = try Self.isoAmount(item["amount"]["value"], text: valueText, currency: currency)
         let originalReference = try item["originalReference"].string()
         let account = try item["merchantAccountCode"].string()
         let occurredAt = item["eventDate"].date()
         let method = try PayloadNode.firstString(item["paymentMethod"], extra["paymentMethod"])
         let reason = try item["reason"].string()
 
+        // Undated: `eventDate` is not signed, and a token's date decides whether an `active`
+        // report beats a `disabled` one (VaultTokenMerge). A replayed AUTHORISATION re-dated
+        // after a disablement must not make the token chargeable again; the signed
+        // tokenization webhooks (`createdAt` under the body HMAC) carry the dates that count.
         func token(_ reference: String?, shopper: String?) throws(PayloadError) -> VaultTokenSnapshot? {
             guard let reference else { return nil }
             return VaultTokenSnapshot(
                 provider: .adyen, account: account, token: reference, shopperReference: shopper,
                 brand: method, last4: try extra["cardSummary"].string(), expiry: try extra["expiryDate"].string(),
-                status: .active, occurredAt: occurredAt)
+                status: .active, occurredAt: nil)
         }
 
         let transition: StatusTransition
         var refund: RefundChange?
+        var capture: CaptureChange?
         var vaultToken: VaultTokenSnapshot?
         switch meaning {
         case .status(let mapped):
@@ -79,8 +86,20 @@ public enum AdyenEventDecoder {
                 transition = .advance(.canceled)
             }
         case .refundFailed:
+            // REFUND_FAILED and REFUNDED_REVERSED carry the refund's pspReference: that refund
+            // no longer counts.
             transition = .refundFailed
             refund = .failed(reference: pspReference)
+        case .capture:
+            guard let itemAmount else { throw item["amount"]["value"].error(.missingField) }
+            transition = .advance(.captured)
+            capture = .increment(reference: pspReference, amount: itemAmount)
+        case .captureFailed:
+            transition = .captureFailed
+            capture = .failed(reference: pspReference)
+        case .authorisationAdjustment:
+            guard itemAmount != nil else { throw item["amount"]["value"].error(.missingField) }
+            transition = .modificationRefused
         case .recurringContract:
             let reference = try extra["recurring.recurringDetailReference"].string() ?? pspReference
             let shopper = try PayloadNode.firstString(extra["recurring.shopperReference"], extra["shopperReference"])
@@ -99,13 +118,16 @@ public enum AdyenEventDecoder {
             vaultToken = try token(reference, shopper: shopper)
         }
 
+        // The authorised amount: stated by AUTHORISATION, replaced by a successful
+        // AUTHORISATION_ADJUSTMENT (its `amount.value` is the new authorised total).
+        let statesAmount = isAuthorisation || meaning == .authorisationAdjustment
         return .payment(PaymentSnapshot(
             provider: .adyen,
             account: account,
             providerPaymentID: originalReference ?? pspReference,
             merchantReference: try item["merchantReference"].string(),
-            amount: isAuthorisation ? itemAmount : nil,
-            modificationAmount: isAuthorisation ? nil : itemAmount,
+            amount: statesAmount ? itemAmount : nil,
+            modificationAmount: statesAmount ? nil : itemAmount,
             transition: transition,
             // On a successful AUTHORISATION `reason` is `authCode:last4:expiry`, not a reason.
             statusDetail: isAuthorisation && success ? nil : reason,
@@ -115,16 +137,42 @@ public enum AdyenEventDecoder {
             occurredAt: occurredAt,
             refund: refund,
             vaultToken: vaultToken,
-            eventReference: Self.eventReference(eventCode: eventCode, pspReference: pspReference,
-                                                originalReference: originalReference, eventDate: try item["eventDate"].string())))
+            eventReference: Self.eventReference(
+                pspReference: pspReference, originalReference: originalReference, merchantAccountCode: account,
+                merchantReference: try item["merchantReference"].string(), value: valueText, currency: currency,
+                eventCode: eventCode, success: success),
+            capture: capture,
+            replacesAmount: meaning == .authorisationAdjustment))
     }
 
-    /// An item's identity, the same in every batch and retry that carries it: what Adyen signs
-    /// about the event plus its date (a second chargeback of one payment, after a reversal, has
-    /// the same references and code but another date).
-    static func eventReference(eventCode: String, pspReference: String, originalReference: String?,
-                               eventDate: String?) -> String {
-        "adyen:\(eventCode):\(pspReference):\(originalReference ?? ""):\(eventDate ?? "")"
+    /// An item's identity, the same in every batch and retry that carries it: exactly the
+    /// fields Adyen's HMAC covers, in the signed order. An unsigned field (`eventDate`,
+    /// `additionalData`) can be changed by whoever replays a genuine item, so it must never
+    /// make one event two. A later dispute stage has its own event code (`SECOND_CHARGEBACK`,
+    /// `PREARBITRATION_LOST`), so it is not mistaken for the first.
+    ///
+    /// Stored as the event code and a SHA-256 of the joined fields: the merchant's reference
+    /// is free text that may hold anything (even a card number), and the reference is kept in
+    /// `payment_adjustments.reference`.
+    static func eventReference(pspReference: String, originalReference: String?, merchantAccountCode: String?,
+                               merchantReference: String?, value: String?, currency: String?, eventCode: String,
+                               success: Bool) -> String {
+        let signed = [pspReference, originalReference ?? "", merchantAccountCode ?? "", merchantReference ?? "",
+                      value ?? "", currency ?? "", eventCode, success ? "true" : "false"].joined(separator: ":")
+        return "adyen:\(eventCode):" + Hex.encode(Digest.hash(.sha256, Array(signed.utf8)))
+    }
+
+    /// `amount.value`, in Adyen's minor units, as ISO money (``AdyenCurrency``); `nil` when
+    /// absent. A value ISO cannot hold exactly, or a currency Adyen does not list, is an
+    /// invalid field: the event is dead-lettered for an operator rather than rounded.
+    static func isoAmount(_ node: PayloadNode, text: String?, currency: String?) throws(PayloadError) -> Money? {
+        guard let text else { return nil }
+        guard let currency, let value = Int64(text) else { throw node.error(.invalidField) }
+        do {
+            return try AdyenCurrency.isoMoney(adyenValue: value, currency: currency)
+        } catch {
+            throw node.error(.invalidField)
+        }
     }
 
     static func decodeTypedWebhook(_ root: PayloadNode, type: String) throws(PayloadError) -> CanonicalEvent {

@@ -5,15 +5,19 @@ import PayhookCore
 /// | eventCode            | success=true                          | success=false          |
 /// |----------------------|---------------------------------------|------------------------|
 /// | AUTHORISATION        | advance to `authorized` (+ vault token) | advance to `declined` (`reason`) |
-/// | CAPTURE              | advance to `captured`                 | modification refused   |
-/// | CAPTURE_FAILED       | capture failed (explicit transition)  | same                   |
+/// | AUTHORISATION_ADJUSTMENT | authorised amount replaced by `amount.value` | modification refused |
+/// | CAPTURE              | capture increment (`captured_minor`), advance to `captured` | modification refused |
+/// | CAPTURE_FAILED       | capture failed (explicit transition, capture no longer counts) | same |
 /// | CANCELLATION         | advance to `canceled`                 | modification refused   |
 /// | TECHNICAL_CANCEL     | advance to `canceled`                 | modification refused   |
 /// | CANCEL_OR_REFUND     | `modification.action`: refund → refund increment, otherwise `canceled` | modification refused |
 /// | REFUND               | refund increment (`partially_refunded` floor) | modification refused |
 /// | REFUND_FAILED        | refund failed (explicit transition, increment removed) | same |
-/// | CHARGEBACK           | advance to `charged_back`             | same                   |
-/// | CHARGEBACK_REVERSED  | chargeback reversed (explicit)        | same                   |
+/// | REFUNDED_REVERSED    | the refund's money came back: as REFUND_FAILED | same       |
+/// | NOTIFICATION_OF_CHARGEBACK, REQUEST_FOR_INFORMATION | notice (history only) | same |
+/// | CHARGEBACK, SECOND_CHARGEBACK, PREARBITRATION_LOST | a chargeback: advance to `charged_back` | same |
+/// | CHARGEBACK_REVERSED, PREARBITRATION_WON | a chargeback reversed (explicit) | same      |
+/// | OFFER_CLOSED         | advance to `expired` (an open payment ended) | same            |
 /// | RECURRING_CONTRACT   | vault token created                   | unknown                |
 /// | PENDING              | advance to `pending`                  | same                   |
 /// | EXPIRE               | advance to `expired`                  | same                   |
@@ -24,6 +28,9 @@ enum AdyenEventMapping {
         case cancelOrRefund
         case refund
         case refundFailed
+        case capture
+        case captureFailed
+        case authorisationAdjustment
         case recurringContract
     }
 
@@ -32,17 +39,20 @@ enum AdyenEventMapping {
         switch (eventCode, success) {
         case ("AUTHORISATION", true): .status(.advance(.authorized))
         case ("AUTHORISATION", false): .status(.advance(.declined))
-        case ("CAPTURE", true): .status(.advance(.captured))
-        case ("CAPTURE_FAILED", _): .status(.captureFailed)
+        case ("AUTHORISATION_ADJUSTMENT", true): .authorisationAdjustment
+        case ("CAPTURE", true): .capture
+        case ("CAPTURE_FAILED", _): .captureFailed
         case ("CANCELLATION", true), ("TECHNICAL_CANCEL", true): .status(.advance(.canceled))
         case ("CANCEL_OR_REFUND", true): .cancelOrRefund
         case ("REFUND", true): .refund
-        case ("REFUND_FAILED", _): .refundFailed
+        case ("REFUND_FAILED", _), ("REFUNDED_REVERSED", _): .refundFailed
         case ("CAPTURE", false), ("CANCELLATION", false), ("TECHNICAL_CANCEL", false),
-             ("CANCEL_OR_REFUND", false), ("REFUND", false):
+             ("CANCEL_OR_REFUND", false), ("REFUND", false), ("AUTHORISATION_ADJUSTMENT", false):
             .status(.modificationRefused)
-        case ("CHARGEBACK", _): .status(.advance(.chargedBack))
-        case ("CHARGEBACK_REVERSED", _): .status(.chargebackReversed)
+        case ("CHARGEBACK", _), ("SECOND_CHARGEBACK", _), ("PREARBITRATION_LOST", _): .status(.advance(.chargedBack))
+        case ("CHARGEBACK_REVERSED", _), ("PREARBITRATION_WON", _): .status(.chargebackReversed)
+        case ("NOTIFICATION_OF_CHARGEBACK", _), ("REQUEST_FOR_INFORMATION", _): .status(.notice)
+        case ("OFFER_CLOSED", _): .status(.advance(.expired))
         case ("RECURRING_CONTRACT", true): .recurringContract
         case ("PENDING", _): .status(.advance(.pending))
         case ("EXPIRE", _): .status(.advance(.expired))
