@@ -11,9 +11,10 @@ import Synchronization
 ///   request with a key executes: it creates an order whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `processed`/`accredited`, pending →
 ///   `processing`/`in_process`, declined → `failed`/code, error → `failed`/`processing_error`),
-///   stores it for `GET`, and answers 201 with it. The same key and body again replays that
-///   answer without executing; the same key with a different body answers 409 (UNCONFIRMED:
-///   Mercado Pago's exact answer to a reused key with another body is not documented).
+///   stores it for `GET`, and answers with it: 201, or 402 for a failed order (documented as
+///   "order created but a transaction failed"). The same key and body again replays that
+///   answer without executing; the same key with a different body answers 409
+///   (`idempotency_key_already_used`, documented for 24 h).
 ///
 /// A charge the real API would refuse is refused with a 400 before anything executes: see
 /// ``orderRequestProblem(_:knownOrder:)`` for the checks (processing mode, stored credential,
@@ -39,17 +40,23 @@ public final class MercadoPagoEmulator: ChargeControls {
 
     /// The access token requests must present.
     public let accessToken: String
-    /// Currency of orders created by charges when the request names none (an account's site
-    /// currency in the real API).
+    /// Currency of orders created by charges (an account's site currency in the real API).
     public let currency: String
+    /// `country_code` of created orders: the site, which is all the published answers say of
+    /// the currency.
+    public let countryCode: String
+    /// Whether created orders also carry `currency` (not in the documented answers).
+    public let answersWithCurrency: Bool
     /// `user_id` of orders created by charges: the collector account.
     public let userID: String
     private let state = Mutex(State())
     private let log: RequestLog
 
-    init(accessToken: String, currency: String, userID: String, log: RequestLog) {
+    init(accessToken: String, currency: String, countryCode: String, answersWithCurrency: Bool, userID: String, log: RequestLog) {
         self.accessToken = accessToken
         self.currency = currency
+        self.countryCode = countryCode
+        self.answersWithCurrency = answersWithCurrency
         self.userID = userID
         self.log = log
     }
@@ -142,7 +149,9 @@ public final class MercadoPagoEmulator: ChargeControls {
         let fingerprint = body.fingerprint
         switch state.book.charges.lookup(key, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
-        case .conflict: return .json(409, Self.error(409, message: "idempotency key already used with a different request"))
+        case .conflict:
+            return .json(409, Self.error(409, message: "idempotency key already used with a different request",
+                                         cause: (code: "idempotency_key_already_used", description: "idempotency key already used")))
         case .absent: break
         }
 
@@ -155,7 +164,7 @@ public final class MercadoPagoEmulator: ChargeControls {
         }
         let orderID = "ORD" + EmulatorIDs.base32(26)
         let now = EmulatorIDs.timestamp()
-        let currency = body.string("currency") ?? self.currency
+        let currency = self.currency
         var paymentDocuments: [JSONOutput] = []
         for payment in payments {
             let fields: JSONRequestBody? = if case .object(let object) = payment { JSONRequestBody(root: object) } else { nil }
@@ -179,13 +188,16 @@ public final class MercadoPagoEmulator: ChargeControls {
             .init("processing_mode", .string(body.string("processing_mode") ?? "automatic")),
             .init("total_amount", .string(total)),
             .init("total_paid_amount", .string(result == .approved ? total : "0.00")),
-            .init("currency", .string(currency)),
+            .init("country_code", .string(countryCode)),
             .init("user_id", .string(userID)),
             .init("status", .string(status)),
             .init("status_detail", .string(detail)),
             .init("created_date", .string(now)),
             .init("last_updated_date", .string(now)),
         ]
+        if answersWithCurrency {
+            members.insert(.init("currency", .string(currency)), at: 5)
+        }
         if let reference = body.string("external_reference") {
             members.insert(.init("external_reference", .string(reference)), at: 3)
         }
@@ -202,10 +214,11 @@ public final class MercadoPagoEmulator: ChargeControls {
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: body.string("external_reference"), providerPaymentID: orderID,
             amount: total, currency: currency.uppercased(), result: result, requestFields: fields))
-        // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
-        // real API may answer a failed order with another status.
-        state.book.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
-        return EmulatorReply(status: 201, body: document)
+        // Mercado Pago documents 402 for "order created but a transaction failed", with the
+        // order as the body; a created order that did not fail is 201.
+        let answerStatus = status == "failed" ? 402 : 201
+        state.book.charges.store(key, fingerprint: fingerprint, status: answerStatus, body: document)
+        return EmulatorReply(status: answerStatus, body: document)
     }
 
     static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }

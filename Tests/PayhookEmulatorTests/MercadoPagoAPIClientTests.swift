@@ -29,6 +29,71 @@ struct MercadoPagoAPIClientTests {
         }
     }
 
+    @Test("orders are served in the documented shape, country_code and no currency; the client decodes them in the site's or the account's currency")
+    func documentedShape() async throws {
+        try await withEmulator({ $0.mercadoPagoCurrency = "CLP"; $0.mercadoPagoCountryCode = "CHL" }) { emulator async throws in
+            emulator.seedDemoResources()
+            let demo = String(decoding: try #require(emulator.mercadoPago.order(id: ProviderEmulator.Demo.mercadoPagoOrderID)), as: UTF8.self)
+            #expect(!demo.contains(#""currency""#))
+            let charge = """
+                {"type":"online","processing_mode":"automatic_async","external_reference":"sub-1-cycle-1","total_amount":"15000",
+                 "payer":{"customer_id":"1284659970-cUsTmRk2"},
+                 "transactions":{"payments":[{"amount":"15000","automatic_payments":{"payment_profile_id":"PP01ABC"},
+                   "stored_credential":{"payment_initiator":"merchant","reason":"recurring","first_payment":false}}]}}
+                """
+            let answer = try await emulator.send("POST", "/mercadopago/v1/orders", headers: [
+                ("Authorization", "Bearer \(emulator.configuration.mercadoPagoAccessToken)"),
+                ("X-Idempotency-Key", "k-documented"), ("Content-Type", "application/json"),
+            ], body: charge)
+            #expect(answer.status == 201)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(!text.contains(#""currency""#))
+            #expect(text.contains(#""country_code":"CHL""#))
+            let orderID = try MercadoPagoOrderDecoder.decode(answer.body).providerOrderID
+            let fetched = try await emulator.mercadoPagoClient().fetchOrder(id: orderID)
+            #expect(fetched.amount == (try Money(minorUnits: 15000, currency: "CLP")), "CLP has no minor unit: 15000 pesos")
+
+            let http = makeTransport()
+            let configured = MercadoPagoAPIClient(
+                baseURL: emulator.baseURL(for: .mercadopago), accessToken: emulator.configuration.mercadoPagoAccessToken,
+                http: http, currencies: MercadoPagoCurrencyOverrides(byAccount: ["ACME_US": "USD"]))
+            #expect(try await configured.fetchOrder(id: orderID, account: "acme-us").amount == (try Money(minorUnits: 1_500_000, currency: "USD")))
+            #expect(try await configured.fetchOrder(id: orderID, account: "other").amount?.currency == "CLP")
+        }
+    }
+
+    @Test("a failed order is answered 402 with the order, and the client reads it as a decline, not an error")
+    func failedOrderIs402() async throws {
+        try await withEmulator { emulator async throws in
+            emulator.mercadoPago.scriptCharges([.declined(code: "rejected_by_issuer")])
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let amount = try Money(minorUnits: 10010, currency: "BRL")
+            let result = try await emulator.mercadoPagoClient().charge(
+                storedCredential: credential, amount: amount, reference: "sub-1-c1", idempotencyKey: "k-402")
+            #expect(result.outcome == .declinedSoft)
+            #expect(result.declineCode == "rejected_by_issuer")
+            #expect(emulator.requests.last?.status == 402)
+        }
+    }
+
+    @Test("a reused idempotency key with another body is answered 409 and surfaces as an error, never as a decline or a success")
+    func reusedKeyIs409() async throws {
+        try await withEmulator { emulator async throws in
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let client = emulator.mercadoPagoClient()
+            _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                        reference: "sub-1-c1", idempotencyKey: "k-409")
+            let error = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 20010, currency: "BRL"),
+                                            reference: "sub-1-c1", idempotencyKey: "k-409")
+            }
+            // The charge handler records every .invalidResponse as an unknown outcome, retried
+            // with the same key or reconciled (ChargeRecurringHandler.recordFailure).
+            #expect(error?.kind == .invalidResponse)
+            #expect(emulator.mercadoPago.executedCharges(idempotencyKey: "k-409") == 1)
+        }
+    }
+
     @Test("a classic payment is fetched and decoded")
     func fetchPayment() async throws {
         try await withEmulator { emulator async throws in

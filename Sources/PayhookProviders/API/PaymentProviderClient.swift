@@ -14,6 +14,12 @@ public protocol PaymentProviderClient: Sendable {
     /// - Throws: `ProviderAPIError` (`.unsupported` where the provider has no order resource).
     func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot
 
+    /// The order as the named account sees it: the same call, for providers whose answers
+    /// need an account setting to decode (Mercado Pago: the account's currency when an order
+    /// names none). Defaults to ``fetchOrder(id:)``.
+    /// - Parameter account: the route's account (`""` for the provider's default route).
+    func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot
+
     /// One payment or transaction, e.g. Mercado Pago `GET /v1/payments/{id}` or PXP
     /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`.
     func fetchPayment(id: String) async throws(ProviderAPIError) -> PaymentSnapshot
@@ -51,6 +57,12 @@ public protocol PaymentProviderClient: Sendable {
     ///   timeout, an answer that does not decode): the outcome stays unknown and nothing may be
     ///   re-sent on it.
     func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup
+}
+
+extension PaymentProviderClient {
+    public func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot {
+        try await fetchOrder(id: id)
+    }
 }
 
 /// What a provider says of a charge made earlier (``PaymentProviderClient/lookUpCharge(idempotencyKey:providerPaymentID:)``).

@@ -18,6 +18,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     private let accessToken: String
     private let http: any HTTPClient
     private let timeout: Duration
+    private let currencies: MercadoPagoCurrencyOverrides
 
     /// - Parameters:
     ///   - baseURL: e.g. `https://api.mercadopago.com`, or the emulator's
@@ -25,11 +26,14 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     ///   - accessToken: the application's access token (`APP_USR-…`).
     ///   - http: the transport; its deadline enforcement is what makes `timeout` hold.
     ///   - timeout: deadline for each call, waiting for a transport slot included.
-    public init(baseURL: URL, accessToken: String, http: any HTTPClient, timeout: Duration = .seconds(10)) {
+    ///   - currencies: the configured currency of accounts whose orders name none.
+    public init(baseURL: URL, accessToken: String, http: any HTTPClient, timeout: Duration = .seconds(10),
+                currencies: MercadoPagoCurrencyOverrides = MercadoPagoCurrencyOverrides()) {
         self.baseURL = baseURL
         self.accessToken = accessToken
         self.http = http
         self.timeout = timeout
+        self.currencies = currencies
     }
 
     /// `GET /v1/orders/{id}`, decoded by ``MercadoPagoOrderDecoder``.
@@ -37,9 +41,17 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     ///   (401/403), `.unavailable` (429, 5xx, connection), `.timeout`, `.invalidResponse`
     ///   (the body does not decode, or an unexpected status).
     public func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot {
+        try await fetchOrder(id: id, account: "")
+    }
+
+    /// `GET /v1/orders/{id}` for a route's account: an order without `currency` is decoded in
+    /// the account's configured currency, else its site's (``MercadoPagoOrderDecoder``).
+    /// - Throws: `ProviderAPIError`, as for ``fetchOrder(id:)``.
+    public func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot {
         let operation = "mercadopago GET /v1/orders"
         let body = try await get("/v1/orders/", id: id, operation: operation)
-        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoOrderDecoder.decode(body) }
+        let override = currencies.currency(forAccount: account)
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoOrderDecoder.decode(body, currencyOverride: override) }
     }
 
     /// `GET /v1/payments/{id}` (a classic payment), decoded by ``MercadoPagoPaymentDecoder``.
