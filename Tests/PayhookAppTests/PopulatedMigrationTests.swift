@@ -12,12 +12,27 @@ struct PopulatedMigrationTests {
         "charges", "jobs", "dead_letters", "audit_log", "payment_adjustments", "merchant_callbacks",
     ]
 
-    /// Row count and an md5 of every row's text, in id order, per table.
-    static func fingerprint(_ database: TestDatabase) async throws -> [String: String] {
+    /// The columns each table has now, so that a later fingerprint reads the same ones: a
+    /// migration may add columns (their values are new, not changed), never alter old ones.
+    static func columns(_ database: TestDatabase) async throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for table in tables {
+            let names = try await database.string("""
+                SELECT string_agg(quote_ident(column_name), ',' ORDER BY ordinal_position) AS v
+                FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '\(table)'
+                """)
+            result[table] = names?.split(separator: ",").map(String.init) ?? []
+        }
+        return result
+    }
+
+    /// Row count and an md5 of every row's text over `columns`, in id order, per table.
+    static func fingerprint(_ database: TestDatabase, columns: [String: [String]]) async throws -> [String: String] {
         var result: [String: String] = [:]
         for table in tables {
+            let row = "row(" + (columns[table] ?? []).map { "t." + $0 }.joined(separator: ", ") + ")::text"
             result[table] = try await database.string("""
-                SELECT count(*) || ' ' || coalesce(md5(string_agg(t::text, '|' ORDER BY t.id)), '') AS v FROM \(table) t
+                SELECT count(*) || ' ' || coalesce(md5(string_agg(\(row), '|' ORDER BY t.id)), '') AS v FROM \(table) t
                 """)
         }
         return result
@@ -61,7 +76,8 @@ struct PopulatedMigrationTests {
             """)
         try await database.query("""
             INSERT INTO vault_tokens (provider, account, token, shopper_reference, brand, last4, expiry, first_payment_reference)
-            VALUES ('adyen', 'shop-a', 'tok-1', 'shopper-1', 'visa', '1111', '03/2030', 'psp-1')
+            VALUES ('adyen', 'shop-a', 'tok-1', 'shopper-1', 'visa', '1111', '03/2030', 'psp-1'),
+                   ('mercadopago', '', '9120384756', NULL, 'master', '0007', '11/2030', 'PAY01')
             """)
         try await database.query("""
             INSERT INTO subscriptions (vault_token_id, reference, amount_minor, currency, interval, start_at, next_charge_at)
@@ -85,12 +101,17 @@ struct PopulatedMigrationTests {
             INSERT INTO merchant_callbacks (webhook_id, type, order_id, body) VALUES ('msg_1', 'order.paid', 1, '{}')
             """)
 
-        let before = try await Self.fingerprint(database)
+        let columns = try await Self.columns(database)
+        let before = try await Self.fingerprint(database, columns: columns)
         let applied = try await SchemaMigrationGate.run {
             try await PostgresMigrator(conninfo: database.url, migrations: all).migrate()
         }
         #expect(applied.map(\.version) == all.map(\.version).filter { $0 > 13 })
-        #expect(try await Self.fingerprint(database) == before, "a row changed or went missing")
+        #expect(try await Self.fingerprint(database, columns: columns) == before, "a row changed or went missing")
+        #expect(try await database.string("SELECT coalesce(token_kind, 'none') AS v FROM vault_tokens WHERE provider = 'adyen'") == "none",
+                "0018 marks only Mercado Pago tokens as card ids")
+        #expect(try await database.string("SELECT token_kind AS v FROM vault_tokens WHERE provider = 'mercadopago'") == "card_id",
+                "every Mercado Pago token stored before 0018 came from a card id")
         for table in Self.tables {
             #expect(try await database.int("SELECT count(*) AS n FROM \(table)") > 0, "\(table) was not populated")
         }

@@ -103,6 +103,8 @@ struct MercadoPagoDecoderTests {
         #expect(token.token == "9120384756")
         #expect(token.customerID == "1284659970-cUsTmRk2")
         #expect(token.brand == "master")
+        #expect(token.kind == .cardID, "payment_method.card_id is a card id, not a payment profile")
+        #expect(token.paymentProfileID == "PP01ABC", "the profile the order charged through is kept with the card")
         #expect(!String(reflecting: order).contains("ff8080814c11e237014c1ff593b57b4d"), "one-time card tokens are not kept")
     }
 
@@ -146,6 +148,8 @@ struct MercadoPagoDecoderTests {
         #expect(token.last4 == "0007")
         #expect(token.expiry == "11/2030")
         #expect(token.customerID == "1284659970-cUsTmRk2")
+        #expect(token.kind == .cardID)
+        #expect(token.paymentProfileID == nil)
         #expect(!String(reflecting: payment).contains("940000"), "the card BIN is not carried")
     }
 

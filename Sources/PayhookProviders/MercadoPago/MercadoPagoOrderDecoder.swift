@@ -73,6 +73,9 @@ public enum MercadoPagoOrderDecoder {
                 refund = try? .total(Money(minorUnits: summed, currency: code))
             }
             var vaultToken: VaultTokenSnapshot?
+            // A saved card is named by its card id; merchant-initiated charges need the payment
+            // profile the order charged through, kept with it when the order shows one.
+            let profileID = try payment["automatic_payments"]["payment_profile_id"].string()
             if let cardID = try method["card_id"].string() {
                 // A payment that took the money registered the credential: its id is what
                 // later merchant-initiated charges name as previous_transaction_reference.
@@ -80,7 +83,11 @@ public enum MercadoPagoOrderDecoder {
                 vaultToken = VaultTokenSnapshot(
                     provider: .mercadopago, account: account, token: cardID, customerID: customerID,
                     brand: try method["id"].string(), status: .active, occurredAt: updatedAt,
-                    firstPaymentReference: succeeded ? paymentID : nil)
+                    firstPaymentReference: succeeded ? paymentID : nil, kind: .cardID, paymentProfileID: profileID)
+            } else if let profileID {
+                vaultToken = VaultTokenSnapshot(
+                    provider: .mercadopago, account: account, token: profileID, customerID: customerID,
+                    brand: try method["id"].string(), status: .active, occurredAt: updatedAt, kind: .paymentProfile)
             }
             payments.append(PaymentSnapshot(
                 provider: .mercadopago,
