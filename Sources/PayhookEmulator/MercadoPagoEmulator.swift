@@ -5,6 +5,7 @@ import Synchronization
 
 /// Mercado Pago's API as the emulator serves it under `/mercadopago`.
 ///
+/// - `GET /v1/orders?external_reference=…`: the order search, see ``searchOrders(_:orders:)``.
 /// - `GET /v1/orders/{id}` and `GET /v1/payments/{id}`: the JSON seeded with
 ///   ``putOrder(id:json:)`` / ``putPayment(id:json:)`` (or created by a charge), byte for byte.
 /// - `POST /v1/orders`: a charge. Requires `X-Idempotency-Key` (1–64 characters). The first
@@ -29,6 +30,9 @@ public final class MercadoPagoEmulator: ChargeControls {
         case payment
         /// `POST /v1/orders`; resource id = the `X-Idempotency-Key`.
         case createOrder
+        /// `GET /v1/orders?external_reference=…&begin_date=…&end_date=…`; resource id = the
+        /// external reference.
+        case searchOrders
     }
 
     private struct State {
@@ -104,6 +108,9 @@ public final class MercadoPagoEmulator: ChargeControls {
         case ("POST", "/v1/orders"), ("POST", "/v1/orders/"):
             endpoint = .createOrder
             id = request.header("x-idempotency-key")
+        case ("GET", "/v1/orders"), ("GET", "/v1/orders/"):
+            endpoint = .searchOrders
+            id = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
         default:
             return .json(404, Self.error(404))
         }
@@ -127,6 +134,8 @@ public final class MercadoPagoEmulator: ChargeControls {
                     return EmulatorReply(status: 200, body: body)
                 case .createOrder:
                     return createOrder(request, key: id, state: &state)
+                case .searchOrders:
+                    return Self.searchOrders(request, orders: state.orders)
                 }
             }
         }
@@ -164,7 +173,8 @@ public final class MercadoPagoEmulator: ChargeControls {
         }
         let orderID = "ORD" + EmulatorIDs.base32(26)
         let now = EmulatorIDs.timestamp()
-        let currency = self.currency
+        // The request's currency (Node SDK CreateOrderRequest.currency), else the account's.
+        let currency = body.string("currency") ?? self.currency
         var paymentDocuments: [JSONOutput] = []
         for payment in payments {
             let fields: JSONRequestBody? = if case .object(let object) = payment { JSONRequestBody(root: object) } else { nil }
@@ -219,6 +229,40 @@ public final class MercadoPagoEmulator: ChargeControls {
         let answerStatus = status == "failed" ? 402 : 201
         state.book.charges.store(key, fingerprint: fingerprint, status: answerStatus, body: document)
         return EmulatorReply(status: answerStatus, body: document)
+    }
+
+    /// The order search (Node SDK `order.search`, `src/clients/order/search`): orders whose
+    /// `external_reference` equals the query's and whose `created_date` lies between
+    /// `begin_date` and `end_date` (each filter applied when given), answered as
+    /// `{"data":[order, …],"paging":{"total","total_pages","offset","limit"}}`, the paging values
+    /// as strings as in the SDK's test mock. Orders are the stored documents, byte for byte.
+    static func searchOrders(_ request: HTTPRequest, orders: [String: [UInt8]]) -> EmulatorReply {
+        let reference = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
+        let begin = PXPEmulator.queryValue("begin_date", in: request.rawQuery).flatMap(date)
+        let end = PXPEmulator.queryValue("end_date", in: request.rawQuery).flatMap(date)
+        var matches: [(created: Date, body: [UInt8])] = []
+        for body in orders.values {
+            guard let fields = JSONRequestBody(body) else { continue }
+            if let reference, fields.string("external_reference") != reference { continue }
+            let created = fields.string("created_date").flatMap(date) ?? .distantPast
+            if let begin, created < begin { continue }
+            if let end, created > end { continue }
+            matches.append((created, body))
+        }
+        matches.sort { $0.created < $1.created }
+        var answer = Array(#"{"data":["#.utf8)
+        for (index, match) in matches.enumerated() {
+            if index > 0 { answer.append(UInt8(ascii: ",")) }
+            answer += match.body
+        }
+        answer += Array(#"],"paging":{"total":"\#(matches.count)","total_pages":"1","offset":"0","limit":"\#(max(matches.count, 10))"}}"#.utf8)
+        return EmulatorReply(status: 200, body: answer)
+    }
+
+    /// An ISO 8601 time with or without fractional seconds.
+    static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
     }
 
     static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }

@@ -334,7 +334,9 @@ package struct ChargeRecurringHandler: JobHandler {
         }
         let lookup: ChargeLookup
         do {
-            lookup = try await client.lookUpCharge(idempotencyKey: charge.idempotencyKey, providerPaymentID: charge.providerPaymentID)
+            lookup = try await client.lookUpCharge(
+                idempotencyKey: charge.idempotencyKey, providerPaymentID: charge.providerPaymentID,
+                reference: Self.reference(loaded), sentAt: charge.attemptedAt ?? now())
         } catch {
             // Nobody can tell: wait and ask again; never send on it.
             let message = "\(loaded.provider) charge \(charge.idempotencyKey): look-up failed: \(error)"

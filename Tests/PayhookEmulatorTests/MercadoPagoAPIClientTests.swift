@@ -94,6 +94,32 @@ struct MercadoPagoAPIClientTests {
         }
     }
 
+    @Test("a charge whose answer was lost is found by its external_reference through the order search")
+    func lostAnswerFoundBySearch() async throws {
+        try await withEmulator { emulator async throws in
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let client = emulator.mercadoPagoClient()
+            let sentAt = Date()
+            let created = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                                  reference: "sub-7-c3", idempotencyKey: "k-lost")
+            let found = try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3", sentAt: sentAt)
+            #expect(found == .found(created))
+            #expect(emulator.mercadoPago.callCount(.searchOrders, id: "sub-7-c3") == 1)
+
+            #expect(try await client.lookUpCharge(idempotencyKey: "k-x", providerPaymentID: nil, reference: "sub-7-c4", sentAt: sentAt) == .notFound)
+            // An earlier attempt's order of the same cycle, long before this attempt, is not this one.
+            #expect(try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3",
+                                                  sentAt: sentAt.addingTimeInterval(3 * 86_400)) == .notFound)
+
+            _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                        reference: "sub-7-c3", idempotencyKey: "k-lost-2")
+            let ambiguous = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3", sentAt: sentAt)
+            }
+            #expect(ambiguous?.kind == .invalidResponse)
+        }
+    }
+
     @Test("a classic payment is fetched and decoded")
     func fetchPayment() async throws {
         try await withEmulator { emulator async throws in

@@ -1,3 +1,4 @@
+public import Foundation
 public import PayhookCore
 
 /// A provider's HTTP API as payhook uses it: fetching authoritative state when a webhook is
@@ -57,11 +58,25 @@ public protocol PaymentProviderClient: Sendable {
     ///   timeout, an answer that does not decode): the outcome stays unknown and nothing may be
     ///   re-sent on it.
     func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup
+
+    /// The same look-up, for providers that can also find a charge by the merchant reference
+    /// it was sent with (Mercado Pago's order search by `external_reference`), when no answer
+    /// gave its id. Defaults to ``lookUpCharge(idempotencyKey:providerPaymentID:)``.
+    /// - Parameters:
+    ///   - reference: the charge's merchant reference (`external_reference`).
+    ///   - sentAt: when the charge was first sent; the search looks around it.
+    func lookUpCharge(idempotencyKey: String, providerPaymentID: String?, reference: String,
+                      sentAt: Date) async throws(ProviderAPIError) -> ChargeLookup
 }
 
 extension PaymentProviderClient {
     public func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot {
         try await fetchOrder(id: id)
+    }
+
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?, reference: String,
+                             sentAt: Date) async throws(ProviderAPIError) -> ChargeLookup {
+        try await lookUpCharge(idempotencyKey: idempotencyKey, providerPaymentID: providerPaymentID)
     }
 }
 
