@@ -104,6 +104,6 @@ let package = Package(
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                    "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
                                    "PayhookSubscriptions"],
-                    exclude: ["Scripts"], swiftSettings: swiftSettings),
+                    exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
     ]
 )

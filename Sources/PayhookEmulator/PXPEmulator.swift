@@ -7,13 +7,16 @@ import Synchronization
 /// PXP Unity's transactions API as the emulator serves it under `/pxp/api/v1`.
 ///
 /// - `GET /transactions/{merchant}/{site}?systemTransactionId={id}` and
-///   `…?merchantTransactionId={id}`: PXP's documented lookup. Exactly one of the two query
-///   parameters; the merchant and site of the path must be the configured ones (else 403). The
-///   answer is a JSON array of the matching transactions (seeded with ``putTransaction(id:json:)``
-///   or created by a charge, byte for byte), `[]` when none. UNCONFIRMED: the envelope of PXP's
-///   answer and what it says for no match; `[]` is the one shape payhook reads as "none".
-///   The routes payhook once guessed (`GET /transactions/{id}`, `GET /transactions?…`) do not
-///   exist here, as at PXP: 404.
+///   `…?merchantTransactionId={id}`: PXP's documented lookup
+///   (https://developer.pxp.io/guides/transactions/get-transaction-details). Exactly one of the
+///   two query parameters; the merchant and site of the path must be the configured ones (else
+///   403). The answer is the one transaction object the reference shows (seeded with
+///   ``putTransaction(id:json:)`` or created by a charge, byte for byte; for a
+///   `merchantTransactionId` used twice, the latest).
+/// - `GET /transactions/{systemTransactionId}`: the same transaction, as seed 003's backend code
+///   reads it (not in PXP's reference; UNCONFIRMED, accepted because a real integration uses it).
+/// - No match: PXP documents no answer (UNCONFIRMED); the emulator answers a single-resource
+///   GET's usual 404 with its error body. `GET /transactions?…` does not exist: 404.
 /// - `POST /transactions`: a charge, idempotent by `merchantTransactionId` (required), checked
 ///   first as PXP would (``chargeProblem(_:merchantTransactionID:)``: a 400 executes nothing). The
 ///   first request with an id executes: a transaction whose state follows the scripted
@@ -121,6 +124,7 @@ public final class PXPEmulator: ChargeControls {
         let collection = "/api/v1/transactions"
         let endpoint: Endpoint
         let id: String?
+        var pathForm = false
         let lookupSegments = subpath.hasPrefix(collection + "/")
             ? subpath.dropFirst(collection.count + 1).split(separator: "/", omittingEmptySubsequences: false) : []
         switch (request.method, subpath) {
@@ -129,16 +133,22 @@ public final class PXPEmulator: ChargeControls {
             let merchantID = Self.queryValue("merchantTransactionId", in: request.rawQuery)
             endpoint = system != nil && merchantID == nil ? .transaction : .findTransactions
             id = system ?? merchantID
+        case ("GET", _) where lookupSegments.count == 1 && !lookupSegments[0].isEmpty:
+            endpoint = .transaction
+            id = String(lookupSegments[0])
+            pathForm = true
         case ("POST", collection), ("POST", collection + "/"):
             endpoint = .createTransaction
             id = JSONRequestBody(request.body)?.string("merchantTransactionId")
         default:
             return .json(404, Self.error(404))
         }
-        return route(request, endpoint: endpoint, id: id, fullPath: fullPath).tagged(endpoint.rawValue, id)
+        return route(request, endpoint: endpoint, id: id, pathForm: pathForm, fullPath: fullPath).tagged(endpoint.rawValue, id)
     }
 
-    private func route(_ request: HTTPRequest, endpoint: Endpoint, id: String?, fullPath: String) -> EmulatorReply {
+    /// - Parameter pathForm: `GET /transactions/{systemTransactionId}` rather than the
+    ///   documented lookup with merchant, site and query.
+    private func route(_ request: HTTPRequest, endpoint: Endpoint, id: String?, pathForm: Bool, fullPath: String) -> EmulatorReply {
         if let problem = authenticationProblem(request, fullPath: fullPath) {
             return .json(401, Self.error(401, message: problem))
         }
@@ -146,6 +156,8 @@ public final class PXPEmulator: ChargeControls {
             let fault = state.faults.consume(endpoint: endpoint.rawValue, id: id)
             return answer(fault: fault, errorBody: Self.error) {
                 switch endpoint {
+                case .transaction where pathForm:
+                    return transaction(systemTransactionID: id, state: state)
                 case .transaction, .findTransactions:
                     return lookUp(request, fullPath: fullPath, state: state)
                 case .createTransaction:
@@ -164,22 +176,22 @@ public final class PXPEmulator: ChargeControls {
         }
         let system = Self.queryValue("systemTransactionId", in: request.rawQuery)
         let merchantID = Self.queryValue("merchantTransactionId", in: request.rawQuery)
-        let ids: [String]
         switch (system, merchantID) {
         case (let system?, nil) where !system.isEmpty:
-            ids = state.transactions[system] == nil ? [] : [system]
+            return transaction(systemTransactionID: system, state: state)
         case (nil, let merchantID?) where !merchantID.isEmpty:
-            ids = state.byMerchantTransactionID[merchantID] ?? []
+            return transaction(systemTransactionID: state.byMerchantTransactionID[merchantID]?.last, state: state)
         default:
             return .json(400, Self.error(400, message: "exactly one of systemTransactionId and merchantTransactionId is required"))
         }
-        var out: [UInt8] = Array("[".utf8)
-        for (index, document) in ids.compactMap({ state.transactions[$0] }).enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += document
+    }
+
+    /// One transaction object, or 404 when there is none.
+    private func transaction(systemTransactionID: String?, state: State) -> EmulatorReply {
+        guard let systemTransactionID, let document = state.transactions[systemTransactionID] else {
+            return .json(404, Self.error(404, message: "no such transaction"))
         }
-        out.append(UInt8(ascii: "]"))
-        return EmulatorReply(status: 200, body: out)
+        return EmulatorReply(status: 200, body: document)
     }
 
     /// Why the request's credentials are refused, or `nil`. The reasons name the failing part,

@@ -29,6 +29,10 @@ struct ConfigurationTests {
         #expect(configuration.maxBodyBytes == 1 << 20)
         #expect(configuration.databaseURL == nil)
         #expect(configuration.webhookSecrets.rings.isEmpty)
+        // PXP does not document X-Signature-Timestamp's format and retries for about ten
+        // seconds only, so a timestamp payhook misreads must not cost the event: warn.
+        #expect(configuration.pxp.stalePolicy == .warn)
+        #expect(configuration.mercadoPago.stalePolicy == .warn)
     }
 
     @Test("processor workers get threads of their own unless PAYHOOK_PROCESSOR_THREADS=shared; other words are refused")

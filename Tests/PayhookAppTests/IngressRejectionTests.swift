@@ -80,7 +80,7 @@ struct IngressRejectionTests {
             case .pxpMissingSignature:
                 return (Sign.pxp().with(header: "X-Signature", nil), "missing_signature")
             case .pxpStaleTimestamp:
-                // PXP rejects stale timestamps by default (not overridden in the test environment).
+                // The test environment sets PAYHOOK_PXP_STALE_TS=reject (the default is warn).
                 return (Sign.pxp(timestamp: String(staleSeconds)), "stale_timestamp")
             }
         }

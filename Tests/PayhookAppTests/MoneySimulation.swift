@@ -6,6 +6,7 @@ import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookTestSupport
 import Testing
 @testable import PayhookApp
 @testable import PayhookAdmin
@@ -83,6 +84,15 @@ struct MoneySimulation {
     private struct Delivery {
         let provider: ProviderID
         let body: String
+        var account = ""
+    }
+
+    /// A documented lifecycle drawn from the provider corpus (`Fixtures/providers`): its
+    /// webhooks arrive late, twice and out of order among everything else.
+    private struct CorpusLifecycle {
+        let file: String
+        let testCase: CorpusCase
+        let orderID: Int64?
     }
 
     /// An order the merchant registered, and what its payment really is.
@@ -190,7 +200,22 @@ struct MoneySimulation {
             }
         }
 
+        // Corpus lifecycles draw from a stream of their own, so the schedule above stays what
+        // each fixed seed has always replayed.
+        var corpusRandom = Random(seed: seed ^ 0x5EED_C0A9_05C0_A905)
+        var corpusPending: [Delivery] = []
+        let lifecycles = try await drawCorpusLifecycles(world, random: &corpusRandom, into: &corpusPending)
+        report.exercised["corpus lifecycles"] = lifecycles.count
+
         for _ in 0..<steps {
+            if !corpusPending.isEmpty, corpusRandom.chance(30) {
+                let index = corpusRandom.int(0...(corpusPending.count - 1))
+                let delivery = corpusRandom.chance(25) ? corpusPending[index] : corpusPending.remove(at: index)
+                try await insertCorpusDelivery(delivery, number: delivered, world)
+                delivered += 1
+                report.steps.append("deliver corpus \(delivery.provider.rawValue)")
+                _ = try await world.processor.processBatch()
+            }
             let roll = random.int(0...99)
             switch roll {
             case 0..<22:
@@ -291,6 +316,10 @@ struct MoneySimulation {
         }
 
         // Settle: every delivery arrives, time passes, workers and operators finish their work.
+        for delivery in corpusPending {
+            try await insertCorpusDelivery(delivery, number: delivered, world)
+            delivered += 1
+        }
         for delivery in pending {
             try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
                                  [.text(delivery.provider.rawValue), .text("sim-\(delivery.provider.rawValue)-\(delivered)"),
@@ -314,7 +343,84 @@ struct MoneySimulation {
             }
         }
         try await check(world, orders: orders, into: &report)
+        try await check(world, lifecycles: lifecycles, into: &report)
         return report
+    }
+
+    /// Up to two corpus cases: the provider holds each seeded resource in its final state (a
+    /// late webhook's lookup sees what the provider holds now), the merchant registers the
+    /// case's order, and its webhooks wait in `pending` to be delivered in any order.
+    private func drawCorpusLifecycles(_ world: World, random: inout Random, into pending: inout [Delivery]) async throws
+        -> [CorpusLifecycle] {
+        var files = ProviderCorpus.caseFiles()
+        var lifecycles: [CorpusLifecycle] = []
+        for _ in 0..<min(2, files.count) {
+            let file = files.remove(at: random.int(0...(files.count - 1)))
+            let testCase = try ProviderCorpus.load(file)
+            for step in testCase.steps {
+                switch step {
+                case .seed(let collection, let id, let body):
+                    let answer = await HTTPTestClient.send(
+                        port: world.emulator.port, method: "PUT",
+                        path: ProviderEmulator.seedPathPrefix + "\(testCase.provider.rawValue)/\(collection)/\(id)",
+                        headers: [("Content-Type", "application/json")], body: Array(renderJSON(body).utf8))
+                    #expect(answer?.status == 201, "seeding \(file): \(answer.map(String.init(describing:)) ?? "no answer")")
+                case .deliver(let body, _, let expectStatus) where (200..<300).contains(expectStatus):
+                    pending.append(Delivery(provider: testCase.provider, body: renderJSON(body), account: testCase.account ?? ""))
+                case .deliver:
+                    break  // refused at ingress: never reaches processing
+                }
+            }
+            var orderID: Int64?
+            if let order = testCase.order { orderID = try await world.orders.register(try testCase.registration(order)).order.id }
+            lifecycles.append(CorpusLifecycle(file: file, testCase: testCase, orderID: orderID))
+        }
+        return lifecycles
+    }
+
+    private func insertCorpusDelivery(_ delivery: Delivery, number: Int, _ world: World) async throws {
+        try await pool.query(
+            "INSERT INTO inbound_events (provider, account, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4, $5)",
+            [.text(delivery.provider.rawValue), .text(delivery.account), .text("sim-corpus-\(number)"),
+             .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+    }
+
+    /// 9. Corpus lifecycles, whatever the arrival order and duplicates: each payment ends with
+    /// the documented status and amounts, and the merchant hears of nothing the lifecycle does
+    /// not produce, nor more often.
+    private func check(_ world: World, lifecycles: [CorpusLifecycle], into report: inout Report) async throws {
+        func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
+            report.checks += 1
+            if !condition { report.violations.append(message()) }
+        }
+        for lifecycle in lifecycles {
+            let provider = lifecycle.testCase.provider.rawValue
+            for expected in lifecycle.testCase.expect.payments ?? [] {
+                guard let id = expected["provider_payment_id"]?.scalarText else { continue }
+                let text = try await pool.query(
+                    "SELECT row_to_json(p)::text AS row FROM payments p WHERE provider = $1 AND provider_payment_id = $2",
+                    [.text(provider), .text(id)]).rows.first?.decode("row", as: String.self)
+                guard let row = text.flatMap({ JSONValue.parse(Array($0.utf8)) }) else {
+                    expect(false, "\(lifecycle.file): payment \(id) missing")
+                    continue
+                }
+                // Columns that describe money, not the last event to arrive.
+                let columns = expected.keys.filter { $0 == "status" || $0 == "currency" || $0.hasSuffix("_minor") }
+                for column in columns {
+                    guard let value = expected[column] else { continue }
+                    let stored = row[column] ?? .null
+                    expect(CorpusRunner.sameValue(stored, value),
+                           "\(lifecycle.file): payment \(id) \(column) is \(renderJSON(stored)), documented \(renderJSON(value))")
+                }
+            }
+            guard let orderID = lifecycle.orderID, let documented = lifecycle.testCase.expect.callbacks else { continue }
+            let sent = try await pool.query("SELECT type FROM merchant_callbacks WHERE order_id = $1", [.int(orderID)])
+                .map { try $0.decode("type", as: String.self) }
+            for type in Set(sent) {
+                let count = sent.filter { $0 == type }.count, allowed = documented.filter { $0 == type }.count
+                expect(count <= allowed, "\(lifecycle.file): \(type) sent \(count) times, the documented lifecycle sends it \(allowed)")
+            }
+        }
     }
 
     /// Claims due jobs of every kind and runs them one by one, as a worker would. With

@@ -43,6 +43,8 @@ struct MoneySimulationTests {
     func fixedSeeds() async throws {
         let result = try await run(Self.fixedSeeds, label: "sim_fixed")
         #expect(result.checks > result.runs * 5)
+        // Lifecycles from the provider corpus ran among the simulated traffic.
+        #expect(result.exercised["corpus lifecycles", default: 0] >= Self.fixedSeeds.count)
         for report in result.failed { Issue.record(Comment(rawValue: Self.describe(report))) }
     }
 

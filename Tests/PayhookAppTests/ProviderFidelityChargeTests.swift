@@ -18,7 +18,10 @@ import Testing
 /// real API would refuse and records the fields that tell the charges apart.
 @Suite("Provider fidelity of recurring charges", .timeLimit(.minutes(3)))
 struct ProviderFidelityChargeTests {
-    @Test("PXP: the first charge is MerchantInitiatedInitialRecurring, a retry after a soft decline MerchantInitiatedResubmission, later cycles MerchantInitiatedSubsequentRecurring")
+    /// `MerchantInitiatedInitialRecurring` is PXP's setup transaction that saves the card
+    /// (https://developer.pxp.io/guides/transactions/e-commerce/recurring-payments), which
+    /// payhook never makes: the card was saved before payhook charges it.
+    @Test("PXP: every scheduled charge, the first included, is MerchantInitiatedSubsequentRecurring; a retry after a soft decline MerchantInitiatedResubmission")
     func pxpProcessingModels() async throws {
         let harness = try await SubscriptionHarness.make("fidelity_pxp_models")
         defer { harness.stop() }
@@ -35,7 +38,7 @@ struct ProviderFidelityChargeTests {
         try await harness.runChargeJobs(handler)
         #expect(try await harness.chargeSummary(id) == ["1/1:declined_soft", "1/2:succeeded", "2/1:succeeded"])
         #expect(harness.emulator.executed(.pxp).map { $0.requestFields["recurring.processingModel"] } == [
-            "MerchantInitiatedInitialRecurring", "MerchantInitiatedResubmission", "MerchantInitiatedSubsequentRecurring",
+            "MerchantInitiatedSubsequentRecurring", "MerchantInitiatedResubmission", "MerchantInitiatedSubsequentRecurring",
         ])
     }
 

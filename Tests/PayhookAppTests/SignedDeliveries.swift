@@ -24,6 +24,7 @@ enum TestSecrets {
         "PAYHOOK_ADYEN_HMAC_KEYS": "\(adyen),\(adyenPrevious)",
         "PAYHOOK_ADYEN_ACME_EU_HMAC_KEYS": adyenAcmeEU,
         "PAYHOOK_PXP_WEBHOOK_KEYS": "\(pxp),\(pxpPrevious)",
+        "PAYHOOK_PXP_STALE_TS": "reject",
         "PAYHOOK_LOG_LEVEL": "error",
     ]
 }

@@ -160,9 +160,18 @@ struct SubscriptionChargeTests {
         let id = try await harness.subscribe(token: try await harness.seedToken(provider))
         try await harness.scheduler().tick(now: harness.clock.now)
         try await harness.runChargeJobs(harness.handler())
+        #expect(try await harness.int("SELECT count(*) AS n FROM charges") == 1)
+        if provider == .pxp {
+            // PXP documents no "no such transaction" answer, so the lookup after the 5xx cannot
+            // show that nothing was charged: the charge stays unknown and is never re-sent on a
+            // guess (its webhook or an operator settles it).
+            #expect(try await harness.chargeSummary(id) == ["1/1:unknown"])
+            #expect(harness.emulator.pxp.callCount(.createTransaction) == 1)
+            #expect(harness.emulator.executedByKey(provider).isEmpty)
+            return
+        }
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
         #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
-        #expect(try await harness.int("SELECT count(*) AS n FROM charges") == 1)
     }
 
     @Test("a worker killed between the provider call and the database update: the rescued job settles the charge with one charge at the provider",

@@ -53,12 +53,14 @@ struct PXPAPIClientTests {
         }
     }
 
-    @Test("a missing transaction is notFound, a 503 unavailable")
+    /// PXP documents no answer for a transaction it does not know; the emulator's 404 is read
+    /// like any undocumented answer (retried, then dead-lettered), never as "no such transaction".
+    @Test("a missing transaction is an invalid (retried) answer, not notFound; a 503 unavailable")
     func notFoundAndUnavailable() async throws {
         try await withEmulator { emulator async throws in
             emulator.seedDemoResources()
             let client = emulator.pxpClient()
-            #expect(await providerError { try await client.fetchPayment(id: "00000000-0000-4000-8000-000000000000") }?.kind == .notFound)
+            #expect(await providerError { try await client.fetchPayment(id: "00000000-0000-4000-8000-000000000000") }?.kind == .invalidResponse)
             emulator.pxp.fail(next: 1, with: .status(503), on: .transaction)
             #expect(await providerError { try await client.fetchPayment(id: ProviderEmulator.Demo.pxpTransactionID) }?.kind == .unavailable)
             #expect(try await client.fetchPayment(id: ProviderEmulator.Demo.pxpTransactionID).status == .captured)

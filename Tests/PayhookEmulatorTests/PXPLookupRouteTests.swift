@@ -23,22 +23,59 @@ struct PXPLookupRouteTests {
         }
     }
 
-    @Test("the routes payhook once guessed do not exist: 404 even when correctly signed", arguments: [
+    /// A GET signed as payhook's client signs it.
+    static func signedGET(_ emulator: ProviderEmulator, _ target: String) async throws -> HTTPClientResponse {
+        let path = String(target.prefix { $0 != "?" })
+        let signature = PXPRequestSigner.signature(
+            tokenValue: emulator.configuration.pxpTokenValue, timestamp: "1747731062", requestID: "r-1",
+            method: "GET", path: path, body: [])
+        let authorization = PXPRequestSigner.authorization(
+            tokenID: emulator.configuration.pxpTokenID, timestamp: "1747731062", signature: signature)
+        return try await emulator.send("GET", target, headers: [
+            ("Authorization", authorization), ("X-Request-Id", "r-1"), ("X-Client-Id", emulator.configuration.pxpClientID),
+        ])
+    }
+
+    /// https://developer.pxp.io/guides/transactions/get-transaction-details: "a 200 response
+    /// containing the transaction details", one transaction object, by either id. Seed 003's
+    /// backend code also reads `GET /transactions/{systemTransactionId}`, which answers the same.
+    @Test("the lookup answers one transaction object, by either id, and by the path form seed 003 uses", arguments: [
+        "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU?systemTransactionId=1ed768bb-e88a-4636-91ae-67927ccbb02b",
+        "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU?merchantTransactionId=sub-77-cycle-3",
         "/pxp/api/v1/transactions/1ed768bb-e88a-4636-91ae-67927ccbb02b",
-        "/pxp/api/v1/transactions?merchantTransactionId=sub-77-cycle-3",
     ])
-    func guessedRoutes(target: String) async throws {
+    func singleObject(target: String) async throws {
         try await withEmulator { emulator async throws in
             emulator.seedDemoResources()
-            let path = String(target.prefix { $0 != "?" })
-            let signature = PXPRequestSigner.signature(
-                tokenValue: emulator.configuration.pxpTokenValue, timestamp: "1747731062", requestID: "r-1",
-                method: "GET", path: path, body: [])
-            let authorization = PXPRequestSigner.authorization(
-                tokenID: emulator.configuration.pxpTokenID, timestamp: "1747731062", signature: signature)
-            let response = try await emulator.send("GET", target, headers: [
-                ("Authorization", authorization), ("X-Request-Id", "r-1"), ("X-Client-Id", emulator.configuration.pxpClientID),
-            ])
+            let response = try await Self.signedGET(emulator, target)
+            #expect(response.status == 200)
+            let answer = try #require(JSONValue.parse(response.body))
+            #expect(answer["systemTransactionId"] == .string(ProviderEmulator.Demo.pxpTransactionID))
+            #expect(answer["state"] == .string("Captured"))
+        }
+    }
+
+    /// PXP documents no answer for a lookup that matches nothing (UNCONFIRMED); the emulator
+    /// answers a single-resource GET's usual 404 with PXP's error body, never an invented list.
+    @Test("a lookup that matches nothing is a 404", arguments: [
+        "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU?systemTransactionId=0000",
+        "/pxp/api/v1/transactions/PAYHOOK-1/SITE-EU?merchantTransactionId=never-used",
+        "/pxp/api/v1/transactions/0000",
+    ])
+    func noMatch(target: String) async throws {
+        try await withEmulator { emulator async throws in
+            emulator.seedDemoResources()
+            let response = try await Self.signedGET(emulator, target)
+            #expect(response.status == 404)
+            #expect(JSONValue.parse(response.body)?["status"] == .number("404"))
+        }
+    }
+
+    @Test("the query form without merchant and site does not exist: 404 even when correctly signed")
+    func guessedRoute() async throws {
+        try await withEmulator { emulator async throws in
+            emulator.seedDemoResources()
+            let response = try await Self.signedGET(emulator, "/pxp/api/v1/transactions?merchantTransactionId=sub-77-cycle-3")
             #expect(response.status == 404)
         }
     }
@@ -51,8 +88,11 @@ struct PXPLookupRouteTests {
             let error = await providerError { try await client.lookUpCharge(idempotencyKey: "never-used", providerPaymentID: nil) }
             #expect(error != nil)
             #expect(error?.kind != .notFound)
-            // A well-formed empty answer is the only "never executed".
-            #expect(try await client.lookUpCharge(idempotencyKey: "never-used", providerPaymentID: nil) == .notFound)
+            // Unarmed, the emulator's answer for a key never used is a 404 too: PXP documents no
+            // "none" answer, so payhook never reads one as "never executed".
+            let unarmed = await providerError { try await client.lookUpCharge(idempotencyKey: "never-used", providerPaymentID: nil) }
+            #expect(unarmed != nil)
+            #expect(unarmed?.kind != .notFound)
         }
     }
 

@@ -191,9 +191,12 @@ struct ChargeRequestTests {
             + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription"}"#)
     }
 
-    @Test("PXP: the transaction body, with the processing model from the reason and the place in the series", arguments: [
+    /// PXP's `MerchantInitiatedInitialRecurring` is the setup transaction that saves the card
+    /// (https://developer.pxp.io/guides/transactions/e-commerce/recurring-payments); payhook
+    /// charges cards saved elsewhere, so even its first charge is a subsequent one.
+    @Test("PXP: the transaction body, with the processing model from the reason, never the setup model", arguments: [
         (StoredCredential.Reason.recurring, StoredCredential.Sequence.subsequent, "MerchantInitiatedSubsequentRecurring"),
-        (.recurring, .initial, "MerchantInitiatedInitialRecurring"),
+        (.recurring, .initial, "MerchantInitiatedSubsequentRecurring"),
         (.resubmission, .subsequent, "MerchantInitiatedResubmission"),
         (.resubmission, .initial, "MerchantInitiatedResubmission"),
     ])

@@ -15,8 +15,12 @@ struct PXPVerifierTests {
         return makeRequest(.pxp, headers: [("X-Request-Id", requestID), ("X-Signature-Timestamp", timestamp), ("X-Signature", signature)], body: Array(body.utf8))
     }
 
-    @Test("the timestamp is accepted as Unix seconds, milliseconds or ISO 8601 and signed as sent", arguments: [
+    /// PXP's own timestamps carry seven fractional digits (`eventDate` in
+    /// https://developer.pxp.io/docs/manage-webhooks); what `X-Signature-Timestamp` holds is
+    /// not documented, so every form PXP uses elsewhere must read as the same instant.
+    @Test("the timestamp is accepted as Unix seconds, milliseconds or ISO 8601 (PXP's seven-digit fractions too) and signed as sent", arguments: [
         "1750000000", "1750000000000", "2025-06-15T15:06:40Z", "2025-06-15T15:06:40.123Z", "2025-06-15T17:06:40+02:00",
+        "2025-06-15T15:06:40.8264455Z", "2025-06-15T15:06:40.1000000Z", "2025-06-15T17:06:40.8264455+02:00",
     ])
     func timestampFormats(_ timestamp: String) throws {
         let verifier = PXPSignatureVerifier(keys: KeyRing(keys: [Self.key]))
@@ -26,6 +30,14 @@ struct PXPVerifierTests {
         #expect(delivery.keptHeaders == ["x-request-id": "5f2c", "x-signature-timestamp": timestamp, "x-signature": Self.request(timestamp: timestamp).header("x-signature")!])
         // An hour later, each format is read as the same instant and is stale.
         #expect(verifier.verify(Self.request(timestamp: timestamp), now: testNow.addingTimeInterval(3600)) == .rejected(.staleTimestamp))
+    }
+
+    @Test("the freshness check reads a timestamp exactly as the decoders read PXP's eventDate", arguments: [
+        "2025-06-15T15:06:40.8264455Z", "2025-06-15T17:06:40.8264455+02:00", "2025-06-15T17:06:40.8264455+0200",
+        "2025-06-15T17:06:40+02", "2025-06-15t15:06:40z", "2025-06-15T15:06:40.Z", "2025-06-15 15:06:40Z", "2025-06-15",
+    ])
+    func oneTimestampParser(_ text: String) {
+        #expect(TimestampFreshness.date(from: text, allowISO8601: true) == ProviderTimestamp.parse(text))
     }
 
     @Test("an unreadable timestamp is rejected by default and a warning under warn")

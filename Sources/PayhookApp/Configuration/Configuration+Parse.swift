@@ -37,7 +37,7 @@ extension Configuration {
                 algorithm: reader.enumeration("PAYHOOK_PXP_SIGNATURE_ALGORITHM", default: HashAlgorithm.sha256),
                 keyEncoding: pxpEncoding,
                 timestampTolerance: .seconds(reader.integer("PAYHOOK_PXP_TS_TOLERANCE_SECONDS", default: 300, range: 1...(86400 * 30))),
-                stalePolicy: reader.enumeration("PAYHOOK_PXP_STALE_TS", default: StaleTimestampPolicy.reject)),
+                stalePolicy: reader.enumeration("PAYHOOK_PXP_STALE_TS", default: StaleTimestampPolicy.warn)),
             providerAPIs: ProviderAPISettings(
                 mercadoPagoBaseURL: reader.url("PAYHOOK_MERCADOPAGO_BASE_URL", default: "https://api.mercadopago.com"),
                 mercadoPagoAccessToken: reader.secret("PAYHOOK_MERCADOPAGO_ACCESS_TOKEN"),

@@ -12,7 +12,7 @@
 /// | `customerID`                 | `payer.customer_id` (required)               | —                          | —                                |
 /// | `previousTransactionReference` | `stored_credential.previous_transaction_reference` | —                 | recurring `previousTransactionReference` (UNCONFIRMED name) |
 /// | `reason`                     | always `recurring`                           | always `Subscription`      | `.resubmission` → `MerchantInitiatedResubmission` |
-/// | `sequence`                   | —                                            | —                          | `.initial` → `MerchantInitiatedInitialRecurring`, else `…SubsequentRecurring` |
+/// | `sequence`                   | —                                            | —                          | — (always `…SubsequentRecurring`: `…InitialRecurring` is the card's setup, which payhook never makes) |
 /// | `billing`                    | payment-level `subscription_data`            | —                          | —                                |
 public struct StoredCredential: Sendable, Hashable {
     /// Why the merchant charges the stored card.

@@ -92,9 +92,9 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// ISO 8601), `transactionMethod{intent: "Purchase", entryType: "Ecom", fundingType: "Card"}`,
     /// `amounts{transaction, currencyCode}` (the amount as an exact JSON number in major units;
     /// answers call it `transactionValue`), the stored card, `shopper.id` when known, and the
-    /// processing model: `MerchantInitiatedInitialRecurring` for ``StoredCredential/Sequence/initial``,
-    /// `MerchantInitiatedSubsequentRecurring` after it, `MerchantInitiatedResubmission` for
-    /// ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
+    /// processing model: `MerchantInitiatedSubsequentRecurring` for every scheduled charge (the
+    /// first included: `MerchantInitiatedInitialRecurring` is the setup that saved the card,
+    /// made before payhook), `MerchantInitiatedResubmission` for ``StoredCredential/Reason/resubmission``. Where the card and the model go is UNCONFIRMED
     /// and kept in ``PXPUnconfirmedFields``.
     ///
     /// Whether PXP replays or rejects a second request with the same `merchantTransactionId`
@@ -144,12 +144,15 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// `GET {base}/transactions/{merchant}/{site}?{field}={value}`, PXP's documented lookup, and
     /// the transactions of the answer whose `field` equals `value`.
     ///
-    /// The answer is read defensively, since PXP's reference shows one transaction's fields but
-    /// not the envelope (UNCONFIRMED): a JSON array of transactions, an object holding one under
-    /// `transactions`, `items` or `data`, or a single transaction object. Only an empty list
-    /// means "none". A list whose entries all name another transaction, an object that is not a
-    /// transaction, and every 404 (a route that does not exist looks the same as a missing
-    /// resource) are unknown outcomes, thrown as `.invalidResponse`. The signature covers the
+    /// PXP's reference answers one transaction object
+    /// (https://developer.pxp.io/guides/transactions/get-transaction-details); the answer is
+    /// still read defensively: also a JSON array of transactions, or an object holding them under
+    /// `transactions`, `items` or `data`. PXP documents no answer for "no such transaction"
+    /// (UNCONFIRMED), so only a well-formed empty list would mean "none". A list whose entries
+    /// all name another transaction, an object that is not a transaction, and every 404 (a
+    /// route that does not exist, or a transaction not yet visible, looks the same as a missing
+    /// one) are unknown outcomes, thrown as `.invalidResponse`: a charge stays unknown until its
+    /// webhook or an operator settles it, never re-sent on a guess. The signature covers the
     /// path without the query, as ``PXPRequestSigner`` states.
     func lookUp(field: String, value: String, operation: String) async throws(ProviderAPIError) -> [PayloadNode] {
         let path = "/transactions/" + ProviderAPIRequest.pathSegment(merchant) + "/" + ProviderAPIRequest.pathSegment(site)

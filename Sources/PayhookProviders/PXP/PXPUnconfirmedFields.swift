@@ -27,12 +27,14 @@ enum PXPUnconfirmedFields {
     }
 
     /// The model of a merchant-initiated charge: a retry after a soft decline is a
-    /// resubmission (whatever its place in the series), else initial or subsequent.
+    /// resubmission, every other charge a subsequent recurring one, the first included.
+    /// `MerchantInitiatedInitialRecurring` is the transaction that saves the card for later
+    /// recurring payments (https://developer.pxp.io/guides/transactions/e-commerce/recurring-payments);
+    /// payhook charges cards that were saved before, and never makes that setup.
     static func processingModel(_ credential: StoredCredential) -> ProcessingModel {
-        switch (credential.reason, credential.sequence) {
-        case (.resubmission, _): .resubmission
-        case (.recurring, .initial): .initialRecurring
-        case (.recurring, .subsequent): .subsequentRecurring
+        switch credential.reason {
+        case .resubmission: .resubmission
+        case .recurring: .subsequentRecurring
         }
     }
 

@@ -8,7 +8,9 @@ enum TimestampFreshness {
     ///
     /// All digits: Unix time, in milliseconds when 12 or more digits (13 today), else seconds
     /// (10 today): the unit is told apart by length because providers do not document it.
-    /// Otherwise, when `allowISO8601`, an ISO 8601 date-time with or without fractional seconds.
+    /// Otherwise, when `allowISO8601`, an ISO 8601 date-time read by ``ProviderTimestamp``, the
+    /// decoders' parser, so a header is never refused in a format the provider's own bodies use
+    /// (PXP's seven fractional digits, offsets without a colon).
     static func date(from text: String, allowISO8601: Bool) -> Date? {
         let trimmed = text.trimmingASCIIWhitespace()
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
@@ -19,8 +21,7 @@ enum TimestampFreshness {
             return Date(timeIntervalSince1970: Double(value))
         }
         guard allowISO8601 else { return nil }
-        if let date = try? Date(trimmed, strategy: Date.ISO8601FormatStyle()) { return date }
-        return try? Date(trimmed, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        return ProviderTimestamp.parse(trimmed)
     }
 
     /// Applies `policy` to a verified delivery's timestamp.
