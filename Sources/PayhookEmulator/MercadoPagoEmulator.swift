@@ -6,6 +6,8 @@ import Synchronization
 /// Mercado Pago's API as the emulator serves it under `/mercadopago`.
 ///
 /// - `GET /v1/orders?external_reference=…`: the order search, see ``searchOrders(_:orders:)``.
+/// - `GET /v1/customers/{customer_id}/cards/{card_id}`: a saved card seeded with
+///   ``putCustomerCard(customerID:cardID:json:)``; 404 for one it does not hold.
 /// - `GET /v1/orders/{id}` and `GET /v1/payments/{id}`: the JSON seeded with
 ///   ``putOrder(id:json:)`` / ``putPayment(id:json:)`` (or created by a charge), byte for byte.
 /// - `POST /v1/orders`: a charge. Requires `X-Idempotency-Key` (1–64 characters). The first
@@ -33,11 +35,15 @@ public final class MercadoPagoEmulator: ChargeControls {
         /// `GET /v1/orders?external_reference=…&begin_date=…&end_date=…`; resource id = the
         /// external reference.
         case searchOrders
+        /// `GET /v1/customers/{customer_id}/cards/{card_id}`; resource id = `{customer_id}/{card_id}`.
+        case customerCard
     }
 
     private struct State {
         var orders: [String: [UInt8]] = [:]
         var payments: [String: [UInt8]] = [:]
+        /// Saved cards by `{customer_id}/{card_id}`.
+        var customerCards: [String: [UInt8]] = [:]
         var faults = FaultPlan()
         var book = ChargeBook()
     }
@@ -77,6 +83,11 @@ public final class MercadoPagoEmulator: ChargeControls {
     /// Seeds (or replaces) the payment served at `GET /v1/payments/{id}`.
     public func putPayment(id: String, json: String) { putPayment(id: id, json: Array(json.utf8)) }
 
+    /// Seeds (or replaces) the saved card served at `GET /v1/customers/{customerID}/cards/{cardID}`.
+    public func putCustomerCard(customerID: String, cardID: String, json: String) {
+        state.withLock { $0.customerCards[customerID + "/" + cardID] = Array(json.utf8) }
+    }
+
     /// The order body currently served for `id` (seeded or created by a charge).
     public func order(id: String) -> [UInt8]? { state.withLock { $0.orders[id] } }
 
@@ -108,6 +119,11 @@ public final class MercadoPagoEmulator: ChargeControls {
         case ("POST", "/v1/orders"), ("POST", "/v1/orders/"):
             endpoint = .createOrder
             id = request.header("x-idempotency-key")
+        case ("GET", let path) where path.hasPrefix("/v1/customers/") && path.split(separator: "/").count == 5
+                && path.split(separator: "/")[3] == "cards":
+            endpoint = .customerCard
+            let parts = path.split(separator: "/")
+            id = parts[2] + "/" + parts[4]
         case ("GET", "/v1/orders"), ("GET", "/v1/orders/"):
             endpoint = .searchOrders
             id = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
@@ -136,6 +152,9 @@ public final class MercadoPagoEmulator: ChargeControls {
                     return createOrder(request, key: id, state: &state)
                 case .searchOrders:
                     return Self.searchOrders(request, orders: state.orders)
+                case .customerCard:
+                    guard let id, let body = state.customerCards[id] else { return .json(404, Self.error(404)) }
+                    return EmulatorReply(status: 200, body: body)
                 }
             }
         }

@@ -120,6 +120,36 @@ struct MercadoPagoAPIClientTests {
         }
     }
 
+    @Test("a saved card is confirmed through GET /v1/customers/{id}/cards/{id} as a card id; an unknown one is not found")
+    func customerCard() async throws {
+        try await withEmulator { emulator async throws in
+            // CustomerCardResponse fields (Node SDK src/clients/customerCard); synthetic card data.
+            emulator.mercadoPago.putCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "9120384756", json: """
+                {"id":"9120384756","customer_id":"1284659970-cUsTmRk2","expiration_month":11,"expiration_year":2030,
+                 "first_six_digits":"940000","last_four_digits":"0007",
+                 "payment_method":{"id":"master","name":"Mastercard","payment_type_id":"credit_card"},
+                 "security_code":{"length":3,"card_location":"back"},"issuer":{"id":"3","name":"Mastercard"},
+                 "cardholder":{"name":"APRO","identification":{"type":"DNI","number":"12345678"}},
+                 "date_created":"2025-03-01T10:00:00.000-04:00","date_last_updated":"2025-03-01T10:00:00.000-04:00",
+                 "user_id":"1873904477","live_mode":false}
+                """)
+            let client = emulator.mercadoPagoClient()
+            let card = try await client.fetchCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "9120384756")
+            #expect(card.token == "9120384756")
+            #expect(card.kind == .cardID)
+            #expect(card.customerID == "1284659970-cUsTmRk2")
+            #expect(card.brand == "master")
+            #expect(card.last4 == "0007")
+            #expect(card.expiry == "11/2030")
+            #expect(!String(reflecting: card).contains("940000"), "the BIN is not kept")
+            let unknown = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.fetchCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "1111")
+            }
+            #expect(unknown?.kind == .notFound)
+            #expect(emulator.mercadoPago.callCount(.customerCard, id: "1284659970-cUsTmRk2/9120384756") == 1)
+        }
+    }
+
     @Test("a classic payment is fetched and decoded")
     func fetchPayment() async throws {
         try await withEmulator { emulator async throws in

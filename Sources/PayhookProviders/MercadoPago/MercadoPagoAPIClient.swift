@@ -132,6 +132,20 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         return .found(try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(orderJSON: body) })
     }
 
+    /// A card a merchant saved for a customer, as Mercado Pago knows it:
+    /// `GET /v1/customers/{customer_id}/cards/{card_id}` (Node SDK `customerCard.get`), decoded
+    /// by ``MercadoPagoCustomerCardDecoder``. What confirms a card id before payhook stores it.
+    /// - Throws: `ProviderAPIError`: `.notFound` when Mercado Pago does not know the card for
+    ///   that customer (404, or an empty id); otherwise as for ``fetchOrder(id:)``.
+    public func fetchCustomerCard(customerID: String, cardID: String) async throws(ProviderAPIError) -> VaultTokenSnapshot {
+        let operation = "mercadopago GET /v1/customers/{id}/cards"
+        try ProviderAPIRequest.checkID(customerID, operation: operation)
+        try ProviderAPIRequest.checkID(cardID, operation: operation)
+        let body = try await get("/v1/customers/" + ProviderAPIRequest.pathSegment(customerID) + "/cards/", id: cardID,
+                                 operation: operation)
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoCustomerCardDecoder.decode(body) }
+    }
+
     /// The order a charge created, found by the `external_reference` it was sent with when no
     /// answer gave its id (the create answer was lost): `GET /v1/orders?external_reference=…
     /// &begin_date=…&end_date=…`, the order search of the official Node SDK
