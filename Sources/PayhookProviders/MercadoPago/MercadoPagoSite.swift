@@ -18,7 +18,8 @@
 ///
 /// Sources: the site ids and countries are the ones Mercado Pago's official SDK guides list
 /// for credentials (mercadopago/devsite-docs `plugins_sdks/sdks/official/nodejs.pt.md`); each
-/// site's currency is the `currency_id` its payments carry (`ARS` on MLA in sdk fixtures).
+/// site's currency is its country's ISO 4217 currency, not yet checked against a Mercado Pago
+/// `GET /sites` answer (UNCONFIRMED in docs/providers.md).
 /// A site missing from this table is not guessed: the order is refused until
 /// `PAYHOOK_MERCADOPAGO_CURRENCY` (or the account's own variable) names the currency.
 public struct MercadoPagoSite: Sendable, Hashable {
