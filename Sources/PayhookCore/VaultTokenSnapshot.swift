@@ -31,13 +31,22 @@ public struct VaultTokenSnapshot: Sendable, Hashable {
     /// merchant-initiated charges must reference the first one (Mercado Pago
     /// `previous_transaction_reference`). Stored once, by the first event that carries one.
     public let firstPaymentReference: String?
+    /// Which kind of id ``token`` is, where the provider has several (Mercado Pago card id or
+    /// payment profile); nil where it has one.
+    public let kind: VaultTokenKind?
+    /// The payment profile a Mercado Pago order showed this card charged through
+    /// (`automatic_payments.payment_profile_id`): what a merchant-initiated charge sends.
+    public let paymentProfileID: String?
 
     public init(
         provider: ProviderID, account: String? = nil, token: String, shopperReference: String? = nil,
         customerID: String? = nil, brand: String? = nil, last4: String? = nil, expiry: String? = nil,
-        status: VaultTokenStatus, occurredAt: Date? = nil, firstPaymentReference: String? = nil
+        status: VaultTokenStatus, occurredAt: Date? = nil, firstPaymentReference: String? = nil,
+        kind: VaultTokenKind? = nil, paymentProfileID: String? = nil
     ) {
         self.firstPaymentReference = CardDataFilter.scrubbed(firstPaymentReference)
+        self.kind = kind
+        self.paymentProfileID = CardDataFilter.scrubbed(paymentProfileID)
         self.provider = provider
         self.account = CardDataFilter.scrubbed(account)
         self.token = token

@@ -7,7 +7,7 @@ extension MercadoPagoEmulator {
         "stored_credential.first_payment", "stored_credential.previous_transaction_reference",
         "subscription_data.invoice_id", "subscription_data.billing_date", "subscription_data.subscription_sequence.number",
         "subscription_data.subscription_sequence.total", "subscription_data.invoice_period.type",
-        "subscription_data.invoice_period.period", "payment_method.token",
+        "subscription_data.invoice_period.period", "payment_method.token", "automatic_payments.payment_profile_id",
     ]
 
     static let processingModes: Set<String> = ["automatic", "automatic_async", "manual"]
@@ -25,8 +25,11 @@ extension MercadoPagoEmulator {
     ///   (`payment_method.token`), and a `previous_transaction_reference` (when sent) that
     ///   names a payment, never an order (order ids start with `ORD`).
     /// - A customer-initiated one (`customer`) is the first payment: `automatic`, with a token.
-    /// - Subscription details belong in the payment-level `subscription_data`
-    ///   (`automatic_payments.subscription` is refused); when present its `invoice_id`,
+    /// - `automatic_payments.payment_profile_id`, when sent, names a payment profile: a card id
+    ///   (all digits) there is refused.
+    /// - Subscription details go in the payment-level `subscription_data` or in
+    ///   `automatic_payments.subscription` (both published; see
+    ///   ``automaticPaymentsSubscriptionProblem(_:at:)``); for `subscription_data` its `invoice_id`,
     ///   `billing_date` (`YYYY-MM-DD`), `subscription_sequence.number` (integer ≥ 1, `total`
     ///   optional, ≥ number) and `invoice_period{type, period}` are checked.
     func orderRequestProblem(_ body: JSONRequestBody, knownOrder: (String) -> Bool) -> (code: String, description: String)? {
@@ -55,8 +58,20 @@ extension MercadoPagoEmulator {
         guard let amount = payment.string("amount"), Self.isDecimal(amount) else {
             return ("invalid_amount", "\(at).amount must be a decimal string")
         }
-        if payment.value(["automatic_payments", "subscription"]) != nil {
-            return ("invalid_automatic_payments", "\(at).automatic_payments.subscription is not a field; use subscription_data")
+        if let profile = payment.value(["automatic_payments", "payment_profile_id"]) {
+            // A payment profile (POST /v1/customers/{id}/payment-profiles) is its own resource;
+            // a card id (numeric, from payment_method.card_id or card.id) is not one.
+            guard case .string(let text) = profile, !text.isEmpty else {
+                return ("invalid_payment_profile_id", "\(at).automatic_payments.payment_profile_id must be a payment profile id")
+            }
+            if text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                return ("invalid_payment_profile_id",
+                        "\(at).automatic_payments.payment_profile_id names a card id, not a payment profile")
+            }
+        }
+        if payment.value(["automatic_payments", "subscription"]) != nil,
+           let problem = Self.automaticPaymentsSubscriptionProblem(payment, at: at) {
+            return problem
         }
         if payment.value(["stored_credential"]) != nil {
             switch payment.string("stored_credential", "payment_initiator") {
@@ -117,6 +132,33 @@ extension MercadoPagoEmulator {
                   let period = payment.scalarText(data + ["invoice_period", "period"]).flatMap(Int.init), period >= 1
             else {
                 return ("invalid_subscription_data", "\(at).subscription_data.invoice_period needs a type (daily, weekly, monthly, yearly) and a period from 1")
+            }
+        }
+        return nil
+    }
+
+    /// Mercado Pago's process-recurring-payments page, and the Node SDK's order answers
+    /// (`src/clients/order/get/get.spec.ts`), carry the subscription as
+    /// `automatic_payments.subscription{id, sequence{number, total}, invoice{id, billing_date,
+    /// period{interval, type}}}`, while the SDKs' request types use payment-level
+    /// `subscription_data`: both are accepted (docs/providers.md, UNCONFIRMED).
+    static func automaticPaymentsSubscriptionProblem(_ payment: JSONRequestBody, at: String) -> (code: String, description: String)? {
+        let base = ["automatic_payments", "subscription"]
+        let field = "\(at).automatic_payments.subscription"
+        guard case .object? = payment.value(base) else { return ("invalid_automatic_payments", "\(field) must be an object") }
+        if payment.value(base + ["sequence"]) != nil {
+            guard payment.isInteger(base + ["sequence", "number"]),
+                  let number = payment.scalarText(base + ["sequence", "number"]).flatMap(Int.init), number >= 1
+            else { return ("invalid_automatic_payments", "\(field).sequence.number must be an integer from 1") }
+            if payment.value(base + ["sequence", "total"]) != nil {
+                guard payment.isInteger(base + ["sequence", "total"]),
+                      let total = payment.scalarText(base + ["sequence", "total"]).flatMap(Int.init), total >= number
+                else { return ("invalid_automatic_payments", "\(field).sequence.total must be an integer not below number") }
+            }
+        }
+        if let date = payment.value(base + ["invoice", "billing_date"]) {
+            guard case .string(let text) = date, isDay(text) else {
+                return ("invalid_automatic_payments", "\(field).invoice.billing_date must be YYYY-MM-DD")
             }
         }
         return nil

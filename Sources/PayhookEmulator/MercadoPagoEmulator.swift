@@ -5,15 +5,19 @@ import Synchronization
 
 /// Mercado Pago's API as the emulator serves it under `/mercadopago`.
 ///
+/// - `GET /v1/orders?external_reference=…`: the order search, see ``searchOrders(_:orders:)``.
+/// - `GET /v1/customers/{customer_id}/cards/{card_id}`: a saved card seeded with
+///   ``putCustomerCard(customerID:cardID:json:)``; 404 for one it does not hold.
 /// - `GET /v1/orders/{id}` and `GET /v1/payments/{id}`: the JSON seeded with
 ///   ``putOrder(id:json:)`` / ``putPayment(id:json:)`` (or created by a charge), byte for byte.
 /// - `POST /v1/orders`: a charge. Requires `X-Idempotency-Key` (1–64 characters). The first
 ///   request with a key executes: it creates an order whose state follows the scripted
 ///   ``EmulatedChargeResult`` (approved → `processed`/`accredited`, pending →
 ///   `processing`/`in_process`, declined → `failed`/code, error → `failed`/`processing_error`),
-///   stores it for `GET`, and answers 201 with it. The same key and body again replays that
-///   answer without executing; the same key with a different body answers 409 (UNCONFIRMED:
-///   Mercado Pago's exact answer to a reused key with another body is not documented).
+///   stores it for `GET`, and answers with it: 201, or 402 for a failed order (documented as
+///   "order created but a transaction failed"). The same key and body again replays that
+///   answer without executing; the same key with a different body answers 409
+///   (`idempotency_key_already_used`, documented for 24 h).
 ///
 /// A charge the real API would refuse is refused with a 400 before anything executes: see
 /// ``orderRequestProblem(_:knownOrder:)`` for the checks (processing mode, stored credential,
@@ -28,28 +32,41 @@ public final class MercadoPagoEmulator: ChargeControls {
         case payment
         /// `POST /v1/orders`; resource id = the `X-Idempotency-Key`.
         case createOrder
+        /// `GET /v1/orders?external_reference=…&begin_date=…&end_date=…`; resource id = the
+        /// external reference.
+        case searchOrders
+        /// `GET /v1/customers/{customer_id}/cards/{card_id}`; resource id = `{customer_id}/{card_id}`.
+        case customerCard
     }
 
     private struct State {
         var orders: [String: [UInt8]] = [:]
         var payments: [String: [UInt8]] = [:]
+        /// Saved cards by `{customer_id}/{card_id}`.
+        var customerCards: [String: [UInt8]] = [:]
         var faults = FaultPlan()
         var book = ChargeBook()
     }
 
     /// The access token requests must present.
     public let accessToken: String
-    /// Currency of orders created by charges when the request names none (an account's site
-    /// currency in the real API).
+    /// Currency of orders created by charges (an account's site currency in the real API).
     public let currency: String
+    /// `country_code` of created orders: the site, which is all the published answers say of
+    /// the currency.
+    public let countryCode: String
+    /// Whether created orders also carry `currency` (not in the documented answers).
+    public let answersWithCurrency: Bool
     /// `user_id` of orders created by charges: the collector account.
     public let userID: String
     private let state = Mutex(State())
     private let log: RequestLog
 
-    init(accessToken: String, currency: String, userID: String, log: RequestLog) {
+    init(accessToken: String, currency: String, countryCode: String, answersWithCurrency: Bool, userID: String, log: RequestLog) {
         self.accessToken = accessToken
         self.currency = currency
+        self.countryCode = countryCode
+        self.answersWithCurrency = answersWithCurrency
         self.userID = userID
         self.log = log
     }
@@ -65,6 +82,11 @@ public final class MercadoPagoEmulator: ChargeControls {
 
     /// Seeds (or replaces) the payment served at `GET /v1/payments/{id}`.
     public func putPayment(id: String, json: String) { putPayment(id: id, json: Array(json.utf8)) }
+
+    /// Seeds (or replaces) the saved card served at `GET /v1/customers/{customerID}/cards/{cardID}`.
+    public func putCustomerCard(customerID: String, cardID: String, json: String) {
+        state.withLock { $0.customerCards[customerID + "/" + cardID] = Array(json.utf8) }
+    }
 
     /// The order body currently served for `id` (seeded or created by a charge).
     public func order(id: String) -> [UInt8]? { state.withLock { $0.orders[id] } }
@@ -97,6 +119,14 @@ public final class MercadoPagoEmulator: ChargeControls {
         case ("POST", "/v1/orders"), ("POST", "/v1/orders/"):
             endpoint = .createOrder
             id = request.header("x-idempotency-key")
+        case ("GET", let path) where path.hasPrefix("/v1/customers/") && path.split(separator: "/").count == 5
+                && path.split(separator: "/")[3] == "cards":
+            endpoint = .customerCard
+            let parts = path.split(separator: "/")
+            id = parts[2] + "/" + parts[4]
+        case ("GET", "/v1/orders"), ("GET", "/v1/orders/"):
+            endpoint = .searchOrders
+            id = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
         default:
             return .json(404, Self.error(404))
         }
@@ -120,6 +150,11 @@ public final class MercadoPagoEmulator: ChargeControls {
                     return EmulatorReply(status: 200, body: body)
                 case .createOrder:
                     return createOrder(request, key: id, state: &state)
+                case .searchOrders:
+                    return Self.searchOrders(request, orders: state.orders)
+                case .customerCard:
+                    guard let id, let body = state.customerCards[id] else { return .json(404, Self.error(404)) }
+                    return EmulatorReply(status: 200, body: body)
                 }
             }
         }
@@ -142,7 +177,9 @@ public final class MercadoPagoEmulator: ChargeControls {
         let fingerprint = body.fingerprint
         switch state.book.charges.lookup(key, fingerprint: fingerprint) {
         case .replay(let status, let stored): return EmulatorReply(status: status, body: stored)
-        case .conflict: return .json(409, Self.error(409, message: "idempotency key already used with a different request"))
+        case .conflict:
+            return .json(409, Self.error(409, message: "idempotency key already used with a different request",
+                                         cause: (code: "idempotency_key_already_used", description: "idempotency key already used")))
         case .absent: break
         }
 
@@ -155,6 +192,7 @@ public final class MercadoPagoEmulator: ChargeControls {
         }
         let orderID = "ORD" + EmulatorIDs.base32(26)
         let now = EmulatorIDs.timestamp()
+        // The request's currency (Node SDK CreateOrderRequest.currency), else the account's.
         let currency = body.string("currency") ?? self.currency
         var paymentDocuments: [JSONOutput] = []
         for payment in payments {
@@ -179,13 +217,16 @@ public final class MercadoPagoEmulator: ChargeControls {
             .init("processing_mode", .string(body.string("processing_mode") ?? "automatic")),
             .init("total_amount", .string(total)),
             .init("total_paid_amount", .string(result == .approved ? total : "0.00")),
-            .init("currency", .string(currency)),
+            .init("country_code", .string(countryCode)),
             .init("user_id", .string(userID)),
             .init("status", .string(status)),
             .init("status_detail", .string(detail)),
             .init("created_date", .string(now)),
             .init("last_updated_date", .string(now)),
         ]
+        if answersWithCurrency {
+            members.insert(.init("currency", .string(currency)), at: 5)
+        }
         if let reference = body.string("external_reference") {
             members.insert(.init("external_reference", .string(reference)), at: 3)
         }
@@ -202,10 +243,45 @@ public final class MercadoPagoEmulator: ChargeControls {
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: body.string("external_reference"), providerPaymentID: orderID,
             amount: total, currency: currency.uppercased(), result: result, requestFields: fields))
-        // UNCONFIRMED: 201 for every outcome, the decline being in the order's status; the
-        // real API may answer a failed order with another status.
-        state.book.charges.store(key, fingerprint: fingerprint, status: 201, body: document)
-        return EmulatorReply(status: 201, body: document)
+        // Mercado Pago documents 402 for "order created but a transaction failed", with the
+        // order as the body; a created order that did not fail is 201.
+        let answerStatus = status == "failed" ? 402 : 201
+        state.book.charges.store(key, fingerprint: fingerprint, status: answerStatus, body: document)
+        return EmulatorReply(status: answerStatus, body: document)
+    }
+
+    /// The order search (Node SDK `order.search`, `src/clients/order/search`): orders whose
+    /// `external_reference` equals the query's and whose `created_date` lies between
+    /// `begin_date` and `end_date` (each filter applied when given), answered as
+    /// `{"data":[order, …],"paging":{"total","total_pages","offset","limit"}}`, the paging values
+    /// as strings as in the SDK's test mock. Orders are the stored documents, byte for byte.
+    static func searchOrders(_ request: HTTPRequest, orders: [String: [UInt8]]) -> EmulatorReply {
+        let reference = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
+        let begin = PXPEmulator.queryValue("begin_date", in: request.rawQuery).flatMap(date)
+        let end = PXPEmulator.queryValue("end_date", in: request.rawQuery).flatMap(date)
+        var matches: [(created: Date, body: [UInt8])] = []
+        for body in orders.values {
+            guard let fields = JSONRequestBody(body) else { continue }
+            if let reference, fields.string("external_reference") != reference { continue }
+            let created = fields.string("created_date").flatMap(date) ?? .distantPast
+            if let begin, created < begin { continue }
+            if let end, created > end { continue }
+            matches.append((created, body))
+        }
+        matches.sort { $0.created < $1.created }
+        var answer = Array(#"{"data":["#.utf8)
+        for (index, match) in matches.enumerated() {
+            if index > 0 { answer.append(UInt8(ascii: ",")) }
+            answer += match.body
+        }
+        answer += Array(#"],"paging":{"total":"\#(matches.count)","total_pages":"1","offset":"0","limit":"\#(max(matches.count, 10))"}}"#.utf8)
+        return EmulatorReply(status: 200, body: answer)
+    }
+
+    /// An ISO 8601 time with or without fractional seconds.
+    static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
     }
 
     static func error(_ status: Int) -> JSONOutput { error(status, message: nil) }

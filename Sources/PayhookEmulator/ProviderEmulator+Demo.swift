@@ -13,7 +13,7 @@ extension ProviderEmulator {
         mercadoPago.putOrder(id: Demo.mercadoPagoOrderID, json: """
             {"id":"\(Demo.mercadoPagoOrderID)","type":"online","processing_mode":"automatic",\
             "external_reference":"sub-42-cycle-7","total_amount":"100.10","total_paid_amount":"100.10",\
-            "currency":"BRL","country_code":"BRA","user_id":"1873904477","status":"processed",\
+            "country_code":"BRA","user_id":"1873904477","status":"processed",\
             "status_detail":"accredited","capture_mode":"automatic","created_date":"2025-03-10T14:05:09.120Z",\
             "last_updated_date":"2025-03-10T14:05:11.482Z","payer":{"customer_id":"1284659970-cUsTmRk2"},\
             "transactions":{"payments":[{"id":"PAY01JQ4S4KY8HWQ6NA5PXB65B3D4","amount":"100.10",\

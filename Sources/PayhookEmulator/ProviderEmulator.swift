@@ -43,8 +43,15 @@ public final class ProviderEmulator: Sendable {
         public var handlerTimeoutSeconds = 60
         /// Accepted as `Authorization: Bearer …`.
         public var mercadoPagoAccessToken = "TEST-payhook-emulator-access-token"
-        /// Currency of orders created by charges that name none.
+        /// Currency of orders created by charges (the account's site currency): recorded in
+        /// the ledger, and written in the order only with ``mercadoPagoAnswersWithCurrency``.
         public var mercadoPagoCurrency = "BRL"
+        /// `country_code` of orders created by charges, as Mercado Pago's guides write it
+        /// (ISO 3166 alpha-3); it names the site whose currency is ``mercadoPagoCurrency``.
+        public var mercadoPagoCountryCode = "BRA"
+        /// Whether created orders also carry a `currency` field. Off by default: the published
+        /// `GET /v1/orders/{id}` answers carry `country_code` and no `currency`.
+        public var mercadoPagoAnswersWithCurrency = false
         /// `user_id` of orders created by charges.
         public var mercadoPagoUserID = "1873904477"
         /// Accepted as `X-API-Key`.
@@ -104,6 +111,7 @@ public final class ProviderEmulator: Sendable {
         let log = RequestLog()
         let mercadoPago = MercadoPagoEmulator(
             accessToken: configuration.mercadoPagoAccessToken, currency: configuration.mercadoPagoCurrency,
+            countryCode: configuration.mercadoPagoCountryCode, answersWithCurrency: configuration.mercadoPagoAnswersWithCurrency,
             userID: configuration.mercadoPagoUserID, log: log)
         let adyen = AdyenEmulator(
             apiKey: configuration.adyenAPIKey, merchantAccount: configuration.adyenMerchantAccount, log: log)

@@ -15,7 +15,9 @@ package enum ChargeContext {
         let charge = loaded.charge
         let isMercadoPago = loaded.provider == ProviderID.mercadopago.rawValue
         return StoredCredential(
-            token: loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
+            // A Mercado Pago card id is charged through its payment profile (`hold` skips one
+            // that has none before this is reached).
+            token: loaded.chargeableToken ?? loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
             // Mercado Pago wants the first payment (the customer-present one that registered the
             // card), never an earlier order: payhook's charges are orders, their ids are no
             // payment ids. The others take the last successful charge of the subscription.

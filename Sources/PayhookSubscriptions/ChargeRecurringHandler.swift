@@ -120,6 +120,19 @@ package struct ChargeRecurringHandler: JobHandler {
         let maxCycles: Int?
         /// The token's first successful payment (Mercado Pago's `previous_transaction_reference`).
         let tokenFirstPaymentReference: String?
+        /// Which kind of id the token is (`vault_tokens.token_kind`), nil where the provider has one.
+        let tokenKind: VaultTokenKind?
+        /// The payment profile a Mercado Pago card id charged through, once an order showed it.
+        let tokenPaymentProfileID: String?
+
+        /// What the provider's charge call accepts as the stored credential: a Mercado Pago
+        /// card id only through its payment profile; nil when there is nothing it accepts.
+        var chargeableToken: String? {
+            switch tokenKind {
+            case .cardID?: tokenPaymentProfileID
+            case .paymentProfile?, nil: token
+            }
+        }
 
         var provider: String { charge.provider ?? tokenProvider }
 
@@ -137,6 +150,8 @@ package struct ChargeRecurringHandler: JobHandler {
             startAt = try row.decode("subscription_start_at")
             maxCycles = try row.decode("subscription_max_cycles")
             tokenFirstPaymentReference = try row.decode("token_first_payment_reference")
+            tokenKind = (try row.decode("token_kind", as: String?.self)).flatMap(VaultTokenKind.init(rawValue:))
+            tokenPaymentProfileID = try row.decode("token_payment_profile_id")
         }
     }
 
@@ -194,6 +209,11 @@ package struct ChargeRecurringHandler: JobHandler {
         case .paused: return .wait
         case .canceled, .pastDue: return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
         default: break
+        }
+        if loaded.chargeableToken == nil {
+            return .skip("skipped: the token is a Mercado Pago card id with no payment profile; merchant-initiated charges "
+                + "send automatic_payments.payment_profile_id, and a card id there is refused. Register the customer's "
+                + "payment profile and move the subscription to it")
         }
         return loaded.tokenStatus == VaultTokenStatus.active.rawValue ? nil : .wait
     }
@@ -314,7 +334,9 @@ package struct ChargeRecurringHandler: JobHandler {
         }
         let lookup: ChargeLookup
         do {
-            lookup = try await client.lookUpCharge(idempotencyKey: charge.idempotencyKey, providerPaymentID: charge.providerPaymentID)
+            lookup = try await client.lookUpCharge(
+                idempotencyKey: charge.idempotencyKey, providerPaymentID: charge.providerPaymentID,
+                reference: Self.reference(loaded), sentAt: charge.attemptedAt ?? now())
         } catch {
             // Nobody can tell: wait and ask again; never send on it.
             let message = "\(loaded.provider) charge \(charge.idempotencyKey): look-up failed: \(error)"

@@ -65,6 +65,15 @@ package struct SubscriptionOperations: Sendable {
                 guard tokenStatus == VaultTokenStatus.active.rawValue else {
                     throw OperationsError.invalid(field, "vault token \(tokenID) is \(tokenStatus); it cannot be charged")
                 }
+                // A Mercado Pago card id is charged only through a payment profile; without one
+                // every cycle would be refused by the provider.
+                let kind = (try tokenRow.decode("token_kind", as: String?.self)).flatMap(VaultTokenKind.init(rawValue:))
+                let profile: String? = try tokenRow.decode("payment_profile_id")
+                if kind == .cardID, profile == nil {
+                    throw OperationsError.invalid(field, "vault token \(tokenID) is a Mercado Pago card id with no payment profile; "
+                        + "merchant-initiated charges need the customer's payment profile (automatic_payments.payment_profile_id): "
+                        + "register the profile as a vault token and subscribe on it")
+                }
                 let inserted = try await connection.query(SubscriptionSQL.shared.insertSubscription, [
                     .int(tokenID), .text(draft.reference), .int(draft.amount.minorUnits), .text(draft.amount.currency),
                     .jsonb(draft.interval.json.rendered), .timestamptz(draft.startAt),

@@ -23,9 +23,9 @@ package struct SubscriptionSQL: SQLStatementSet {
     /// FOR SHARE: a token being disabled right now (the processor holds the row FOR UPDATE)
     /// is waited for, so a subscription is never created on a token that a committed event
     /// disabled, and the pause that event triggers sees every subscription created before it.
-    let lockTokenByID = "SELECT id, provider, token, status FROM vault_tokens WHERE id = $1 FOR SHARE"
+    let lockTokenByID = "SELECT id, provider, token, status, token_kind, payment_profile_id FROM vault_tokens WHERE id = $1 FOR SHARE"
     let lockTokenByProviderToken = """
-        SELECT id, provider, token, status FROM vault_tokens WHERE provider = $1 AND token = $2
+        SELECT id, provider, token, status, token_kind, payment_profile_id FROM vault_tokens WHERE provider = $1 AND token = $2
         ORDER BY id LIMIT 1 FOR SHARE
         """
 
@@ -138,7 +138,8 @@ package struct SubscriptionSQL: SQLStatementSet {
     /// Pago's `subscription_data` and first payment reference (`s` subscriptions, `t` vault tokens).
     static let chargeContextColumns = """
         s.interval::text AS subscription_interval, s.start_at AS subscription_start_at,
-        s.max_cycles AS subscription_max_cycles, t.first_payment_reference AS token_first_payment_reference
+        s.max_cycles AS subscription_max_cycles, t.first_payment_reference AS token_first_payment_reference,
+        t.token_kind, t.payment_profile_id AS token_payment_profile_id
         """
 
     /// Everything one attempt needs, by its idempotency key.
@@ -186,6 +187,8 @@ package struct SubscriptionSQL: SQLStatementSet {
         WHERE c.idempotency_key = ANY($1::text[]) AND c.status = 'pending' AND c.attempted_at IS NULL
           AND s.id = c.subscription_id AND s.status NOT IN ('paused', 'canceled', 'past_due')
           AND t.id = s.vault_token_id AND t.status = 'active'
+          -- A card id with no payment profile cannot be charged: the one-by-one path skips it.
+          AND (t.token_kind IS DISTINCT FROM 'card_id' OR t.payment_profile_id IS NOT NULL)
         RETURNING \(chargeColumns), c.previous_transaction_reference, s.status AS subscription_status,
                   s.reference AS subscription_reference, s.vault_token_id, t.provider AS token_provider, t.token,
                   t.shopper_reference, t.customer_id, t.status AS token_status, \(chargeContextColumns)

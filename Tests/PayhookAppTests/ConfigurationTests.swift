@@ -6,6 +6,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 @testable import PayhookCore
+import PayhookProviders
 
 @Suite("Configuration")
 struct ConfigurationTests {
@@ -177,5 +178,44 @@ struct IngressSettingsConfigurationTests {
             "PAYHOOK_REJECTED_RECORD_BURST", "PAYHOOK_REJECTED_RECORD_MAX_PER_SECOND", "PAYHOOK_PXP_ALLOWED_CIDRS",
             "PAYHOOK_MERCADOPAGO_ALLOWED_CIDRS", "PAYHOOK_MAX_BODY_MEMORY_BYTES",
         ])
+    }
+}
+
+// MARK: - Mercado Pago currencies (orders that name none)
+
+@Suite("Configuration: Mercado Pago currencies")
+struct MercadoPagoCurrencyConfigurationTests {
+    func parse(_ environment: [String: String]) throws(ConfigurationError) -> Configuration {
+        try Configuration.parse(environment: environment) { _ in throw ConfigurationTests.CocoaLikeError() }
+    }
+
+    @Test("unset, the order's site decides; PAYHOOK_MERCADOPAGO_CURRENCY covers every account, an account's own variable wins")
+    func perAccount() throws {
+        #expect(try parse([:]).mercadoPago.currencies == MercadoPagoCurrencyOverrides())
+        let configuration = try parse([
+            "PAYHOOK_MERCADOPAGO_SECRETS": "s0",
+            "PAYHOOK_MERCADOPAGO_ACME_EU_SECRETS": "s1",
+            "PAYHOOK_MERCADOPAGO_CURRENCY": "ars",
+            "PAYHOOK_MERCADOPAGO_ACME_EU_CURRENCY": "USD",
+        ])
+        let currencies = configuration.mercadoPago.currencies
+        #expect(currencies.currency(forAccount: "") == "ARS")
+        #expect(currencies.currency(forAccount: "acme-eu") == "USD")
+        #expect(currencies.currency(forAccount: "other") == "ARS")
+        #expect(configuration.webhookSecrets.ring(provider: .mercadopago, account: "acme-eu")?.keys.count == 1,
+                "a currency variable is not mistaken for a key ring")
+        #expect(configuration.webhookSecrets.rings[.mercadopago]?.count == 2, "nor does it add a route")
+    }
+
+    @Test("a currency that is not ISO 4217, or one for an account with no webhook secrets, is a problem naming the variable")
+    func problems() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try parse([
+                "PAYHOOK_MERCADOPAGO_SECRETS": "s0",
+                "PAYHOOK_MERCADOPAGO_CURRENCY": "pesos",
+                "PAYHOOK_MERCADOPAGO_TYPO_CURRENCY": "ARS",
+            ])
+        }
+        #expect(Set(error?.problems.map(\.variable) ?? []) == ["PAYHOOK_MERCADOPAGO_CURRENCY", "PAYHOOK_MERCADOPAGO_TYPO_CURRENCY"])
     }
 }

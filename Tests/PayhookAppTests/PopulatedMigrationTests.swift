@@ -77,7 +77,8 @@ struct PopulatedMigrationTests {
             """)
         try await database.query("""
             INSERT INTO vault_tokens (provider, account, token, shopper_reference, brand, last4, expiry, first_payment_reference)
-            VALUES ('adyen', 'shop-a', 'tok-1', 'shopper-1', 'visa', '1111', '03/2030', 'psp-1')
+            VALUES ('adyen', 'shop-a', 'tok-1', 'shopper-1', 'visa', '1111', '03/2030', 'psp-1'),
+                   ('mercadopago', '', '9120384756', NULL, 'master', '0007', '11/2030', 'PAY01')
             """)
         try await database.query("""
             INSERT INTO subscriptions (vault_token_id, reference, amount_minor, currency, interval, start_at, next_charge_at)
@@ -108,6 +109,10 @@ struct PopulatedMigrationTests {
         }
         #expect(applied.map(\.version) == all.map(\.version).filter { $0 > 13 })
         #expect(try await Self.fingerprint(database, columns: columns) == before, "a row changed or went missing")
+        #expect(try await database.string("SELECT coalesce(token_kind, 'none') AS v FROM vault_tokens WHERE provider = 'adyen'") == "none",
+                "0018 marks only Mercado Pago tokens as card ids")
+        #expect(try await database.string("SELECT token_kind AS v FROM vault_tokens WHERE provider = 'mercadopago'") == "card_id",
+                "every Mercado Pago token stored before 0018 came from a card id")
         for table in Self.tables {
             #expect(try await database.int("SELECT count(*) AS n FROM \(table)") > 0, "\(table) was not populated")
         }

@@ -34,13 +34,31 @@ struct EmulatorStrictnessTests {
         }
     }
 
+    @Test("Mercado Pago: the subscription in automatic_payments.subscription, as the recurring-payments page shows it, is accepted too")
+    func mercadoPagoAutomaticPaymentsSubscription() async throws {
+        try await withEmulator { emulator async throws in
+            let body = Self.mercadoPagoCharge.replacingOccurrences(
+                of: #""automatic_payments":{"payment_profile_id":"PP1"}"#,
+                with: #""automatic_payments":{"payment_profile_id":"PP1","subscription":{"id":"subscription-1","sequence":{"number":1,"total":12},"invoice":{"id":"invoice-1","billing_date":"2026-08-26","period":{"interval":1,"type":"month"}}}}"#)
+            #expect(body != Self.mercadoPagoCharge)
+            let response = try await emulator.send("POST", "/mercadopago/v1/orders", headers: [
+                ("Authorization", "Bearer \(emulator.configuration.mercadoPagoAccessToken)"), ("X-Idempotency-Key", "k-aps"),
+            ], body: body)
+            #expect(response.status == 201)
+            #expect(emulator.mercadoPago.totalExecutedCharges == 1)
+        }
+    }
+
     @Test("Mercado Pago: a wrong merchant-initiated order is a 400 with message, error, status and cause", arguments: [
         (#""processing_mode":"automatic_async""#, #""processing_mode":"automatic""#, "invalid_processing_mode"),
         (#""processing_mode":"automatic_async""#, #""processing_mode":"batch""#, "invalid_processing_mode"),
         (#""first_payment":false"#, #""first_payment":true"#, "invalid_stored_credential"),
         (#""previous_transaction_reference":"PAY01""#, #""previous_transaction_reference":"ORD01JQ4S4KY8HWQ6NA5PXB65B3D3""#, "invalid_stored_credential"),
         (#""automatic_payments":{"payment_profile_id":"PP1"}"#, #""automatic_payments":{"payment_profile_id":"PP1"},"payment_method":{"token":"card-token"}"#, "invalid_payment_method"),
-        (#""automatic_payments":{"payment_profile_id":"PP1"}"#, #""automatic_payments":{"payment_profile_id":"PP1","subscription":{"id":"s"}}"#, "invalid_automatic_payments"),
+        (#""automatic_payments":{"payment_profile_id":"PP1"}"#, #""automatic_payments":{"payment_profile_id":"PP1","subscription":{"id":"s","sequence":{"number":0}}}"#, "invalid_automatic_payments"),
+        (#""automatic_payments":{"payment_profile_id":"PP1"}"#, #""automatic_payments":{"payment_profile_id":"PP1","subscription":"s"}"#, "invalid_automatic_payments"),
+        // A card id (payment_method.card_id, card.id: numeric) is not a payment profile.
+        (#""payment_profile_id":"PP1""#, #""payment_profile_id":"9120384756""#, "invalid_payment_profile_id"),
         (#""billing_date":"2030-01-01""#, #""billing_date":"01/01/2030""#, "invalid_subscription_data"),
         (#""number":1,"total":12"#, #""number":0"#, "invalid_subscription_data"),
         (#""type":"monthly""#, #""type":"fortnightly""#, "invalid_subscription_data"),

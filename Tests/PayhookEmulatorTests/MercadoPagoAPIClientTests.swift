@@ -29,6 +29,127 @@ struct MercadoPagoAPIClientTests {
         }
     }
 
+    @Test("orders are served in the documented shape, country_code and no currency; the client decodes them in the site's or the account's currency")
+    func documentedShape() async throws {
+        try await withEmulator({ $0.mercadoPagoCurrency = "CLP"; $0.mercadoPagoCountryCode = "CHL" }) { emulator async throws in
+            emulator.seedDemoResources()
+            let demo = String(decoding: try #require(emulator.mercadoPago.order(id: ProviderEmulator.Demo.mercadoPagoOrderID)), as: UTF8.self)
+            #expect(!demo.contains(#""currency""#))
+            let charge = """
+                {"type":"online","processing_mode":"automatic_async","external_reference":"sub-1-cycle-1","total_amount":"15000",
+                 "payer":{"customer_id":"1284659970-cUsTmRk2"},
+                 "transactions":{"payments":[{"amount":"15000","automatic_payments":{"payment_profile_id":"PP01ABC"},
+                   "stored_credential":{"payment_initiator":"merchant","reason":"recurring","first_payment":false}}]}}
+                """
+            let answer = try await emulator.send("POST", "/mercadopago/v1/orders", headers: [
+                ("Authorization", "Bearer \(emulator.configuration.mercadoPagoAccessToken)"),
+                ("X-Idempotency-Key", "k-documented"), ("Content-Type", "application/json"),
+            ], body: charge)
+            #expect(answer.status == 201)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(!text.contains(#""currency""#))
+            #expect(text.contains(#""country_code":"CHL""#))
+            let orderID = try MercadoPagoOrderDecoder.decode(answer.body).providerOrderID
+            let fetched = try await emulator.mercadoPagoClient().fetchOrder(id: orderID)
+            #expect(fetched.amount == (try Money(minorUnits: 15000, currency: "CLP")), "CLP has no minor unit: 15000 pesos")
+
+            let http = makeTransport()
+            let configured = MercadoPagoAPIClient(
+                baseURL: emulator.baseURL(for: .mercadopago), accessToken: emulator.configuration.mercadoPagoAccessToken,
+                http: http, currencies: MercadoPagoCurrencyOverrides(byAccount: ["ACME_US": "USD"]))
+            #expect(try await configured.fetchOrder(id: orderID, account: "acme-us").amount == (try Money(minorUnits: 1_500_000, currency: "USD")))
+            #expect(try await configured.fetchOrder(id: orderID, account: "other").amount?.currency == "CLP")
+        }
+    }
+
+    @Test("a failed order is answered 402 with the order, and the client reads it as a decline, not an error")
+    func failedOrderIs402() async throws {
+        try await withEmulator { emulator async throws in
+            emulator.mercadoPago.scriptCharges([.declined(code: "rejected_by_issuer")])
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let amount = try Money(minorUnits: 10010, currency: "BRL")
+            let result = try await emulator.mercadoPagoClient().charge(
+                storedCredential: credential, amount: amount, reference: "sub-1-c1", idempotencyKey: "k-402")
+            #expect(result.outcome == .declinedSoft)
+            #expect(result.declineCode == "rejected_by_issuer")
+            #expect(emulator.requests.last?.status == 402)
+        }
+    }
+
+    @Test("a reused idempotency key with another body is answered 409 and surfaces as an error, never as a decline or a success")
+    func reusedKeyIs409() async throws {
+        try await withEmulator { emulator async throws in
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let client = emulator.mercadoPagoClient()
+            _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                        reference: "sub-1-c1", idempotencyKey: "k-409")
+            let error = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 20010, currency: "BRL"),
+                                            reference: "sub-1-c1", idempotencyKey: "k-409")
+            }
+            // The charge handler records every .invalidResponse as an unknown outcome, retried
+            // with the same key or reconciled (ChargeRecurringHandler.recordFailure).
+            #expect(error?.kind == .invalidResponse)
+            #expect(emulator.mercadoPago.executedCharges(idempotencyKey: "k-409") == 1)
+        }
+    }
+
+    @Test("a charge whose answer was lost is found by its external_reference through the order search")
+    func lostAnswerFoundBySearch() async throws {
+        try await withEmulator { emulator async throws in
+            let credential = StoredCredential(token: "PP01JQ4S4KY8", customerID: "1284659970-cUsTmRk2")
+            let client = emulator.mercadoPagoClient()
+            let sentAt = Date()
+            let created = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                                  reference: "sub-7-c3", idempotencyKey: "k-lost")
+            let found = try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3", sentAt: sentAt)
+            #expect(found == .found(created))
+            #expect(emulator.mercadoPago.callCount(.searchOrders, id: "sub-7-c3") == 1)
+
+            #expect(try await client.lookUpCharge(idempotencyKey: "k-x", providerPaymentID: nil, reference: "sub-7-c4", sentAt: sentAt) == .notFound)
+            // An earlier attempt's order of the same cycle, long before this attempt, is not this one.
+            #expect(try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3",
+                                                  sentAt: sentAt.addingTimeInterval(3 * 86_400)) == .notFound)
+
+            _ = try await client.charge(storedCredential: credential, amount: try Money(minorUnits: 10010, currency: "BRL"),
+                                        reference: "sub-7-c3", idempotencyKey: "k-lost-2")
+            let ambiguous = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.lookUpCharge(idempotencyKey: "k-lost", providerPaymentID: nil, reference: "sub-7-c3", sentAt: sentAt)
+            }
+            #expect(ambiguous?.kind == .invalidResponse)
+        }
+    }
+
+    @Test("a saved card is confirmed through GET /v1/customers/{id}/cards/{id} as a card id; an unknown one is not found")
+    func customerCard() async throws {
+        try await withEmulator { emulator async throws in
+            // CustomerCardResponse fields (Node SDK src/clients/customerCard); synthetic card data.
+            emulator.mercadoPago.putCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "9120384756", json: """
+                {"id":"9120384756","customer_id":"1284659970-cUsTmRk2","expiration_month":11,"expiration_year":2030,
+                 "first_six_digits":"940000","last_four_digits":"0007",
+                 "payment_method":{"id":"master","name":"Mastercard","payment_type_id":"credit_card"},
+                 "security_code":{"length":3,"card_location":"back"},"issuer":{"id":"3","name":"Mastercard"},
+                 "cardholder":{"name":"APRO","identification":{"type":"DNI","number":"12345678"}},
+                 "date_created":"2025-03-01T10:00:00.000-04:00","date_last_updated":"2025-03-01T10:00:00.000-04:00",
+                 "user_id":"1873904477","live_mode":false}
+                """)
+            let client = emulator.mercadoPagoClient()
+            let card = try await client.fetchCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "9120384756")
+            #expect(card.token == "9120384756")
+            #expect(card.kind == .cardID)
+            #expect(card.customerID == "1284659970-cUsTmRk2")
+            #expect(card.brand == "master")
+            #expect(card.last4 == "0007")
+            #expect(card.expiry == "11/2030")
+            #expect(!String(reflecting: card).contains("940000"), "the BIN is not kept")
+            let unknown = await #expect(throws: ProviderAPIError.self) {
+                _ = try await client.fetchCustomerCard(customerID: "1284659970-cUsTmRk2", cardID: "1111")
+            }
+            #expect(unknown?.kind == .notFound)
+            #expect(emulator.mercadoPago.callCount(.customerCard, id: "1284659970-cUsTmRk2/9120384756") == 1)
+        }
+    }
+
     @Test("a classic payment is fetched and decoded")
     func fetchPayment() async throws {
         try await withEmulator { emulator async throws in

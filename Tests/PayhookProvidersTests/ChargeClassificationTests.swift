@@ -123,6 +123,12 @@ struct ChargeClassificationTests {
             orderJSON: Array(#"{"id":"ORD3","status":"processed","status_detail":"accredited"}"#.utf8))
         #expect(approved.declineCode == nil)
         #expect(throws: PayloadError.self) { try MercadoPagoChargeClassification.result(orderJSON: Array(#"{"id":"ORD4"}"#.utf8)) }
+        // An answer in another currency than the charge's is no result: the outcome stays unknown.
+        let otherCurrency = Array(#"{"id":"ORD5","status":"processed","currency":"ARS","total_amount":"100.10"}"#.utf8)
+        #expect(throws: PayloadError(provider: .mercadopago, code: .invalidField, field: "currency")) {
+            try MercadoPagoChargeClassification.result(orderJSON: otherCurrency, expectedCurrency: "BRL")
+        }
+        #expect(try MercadoPagoChargeClassification.result(orderJSON: otherCurrency, expectedCurrency: "ARS").outcome == .succeeded)
     }
 
     @Test("Adyen: the decline code carries the merchant advice code")
@@ -147,14 +153,14 @@ struct ChargeRequestTests {
             token: "PP01", customerID: "1284659970-cUsTmRk2", previousTransactionReference: "PAY9",
             amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-cycle-7")
         #expect(body.text == #"{"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","#
-            + #""total_amount":"100.10","payer":{"customer_id":"1284659970-cUsTmRk2"},"transactions":{"payments":[{"#
+            + #""total_amount":"100.10","currency":"BRL","payer":{"customer_id":"1284659970-cUsTmRk2"},"transactions":{"payments":[{"#
             + #""amount":"100.10","automatic_payments":{"payment_profile_id":"PP01"},"stored_credential":{"#
             + #""payment_initiator":"merchant","reason":"recurring","first_payment":false,"#
             + #""previous_transaction_reference":"PAY9"}}]}}"#)
         let first = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "c", previousTransactionReference: nil,
             amount: try Money(minorUnits: 1500, currency: "CLP"), reference: "r")
-        #expect(first.text.contains(#""total_amount":"1500""#))
+        #expect(first.text.contains(#""total_amount":"1500","currency":"CLP""#), "the subscription's currency is sent, never dropped")
         #expect(!first.text.contains("previous_transaction_reference"))
         #expect(!first.text.contains("subscription_data"))
         #expect(!first.text.contains("payment_method"), "no card token in a merchant-initiated charge")

@@ -103,6 +103,8 @@ struct MercadoPagoDecoderTests {
         #expect(token.token == "9120384756")
         #expect(token.customerID == "1284659970-cUsTmRk2")
         #expect(token.brand == "master")
+        #expect(token.kind == .cardID, "payment_method.card_id is a card id, not a payment profile")
+        #expect(token.paymentProfileID == "PP01ABC", "the profile the order charged through is kept with the card")
         #expect(!String(reflecting: order).contains("ff8080814c11e237014c1ff593b57b4d"), "one-time card tokens are not kept")
     }
 
@@ -146,6 +148,8 @@ struct MercadoPagoDecoderTests {
         #expect(token.last4 == "0007")
         #expect(token.expiry == "11/2030")
         #expect(token.customerID == "1284659970-cUsTmRk2")
+        #expect(token.kind == .cardID)
+        #expect(token.paymentProfileID == nil)
         #expect(!String(reflecting: payment).contains("940000"), "the card BIN is not carried")
     }
 
@@ -178,8 +182,10 @@ struct MercadoPagoDecoderTests {
         (.order, #"{"id":"O","status":"processed","currency":"BRL","transactions":{"payments":[{"id":"P","status":"teleported"}]}}"#,
          PayloadError(provider: .mercadopago, code: .unrecognizedValue, field: "transactions.payments[0].status")),
         (.order, #"{"id":"O","status":"processed","total_amount":"10.00"}"#,
-         PayloadError(provider: .mercadopago, code: .invalidField, field: "total_amount")),
+         PayloadError(provider: .mercadopago, code: .unknownCurrency, field: "country_code")),
         (.order, #"{"id":"O","status":"processed","currency":"BRL","total_amount":"10.001"}"#,
+         PayloadError(provider: .mercadopago, code: .unrepresentableAmount, field: "total_amount")),
+        (.order, #"{"id":"O","status":"processed","currency":"BRL","total_amount":"ten"}"#,
          PayloadError(provider: .mercadopago, code: .invalidField, field: "total_amount")),
         (.payment, #"{"id":1,"status":"approved","currency_id":"ARS","transaction_amount":1e3}"#,
          PayloadError(provider: .mercadopago, code: .invalidField, field: "transaction_amount")),

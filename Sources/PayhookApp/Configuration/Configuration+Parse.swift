@@ -61,6 +61,8 @@ extension Configuration {
         if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
             reader.problem("PAYHOOK_TLS_CERT_FILE", "set together with PAYHOOK_TLS_KEY_FILE, or neither")
         }
+        configuration.mercadoPago.currencies = reader.mercadoPagoCurrencies(
+            accounts: Set(configuration.webhookSecrets.rings[.mercadopago].map { Array($0.keys) } ?? []))
         configuration.fulfillment = reader.fulfillmentSettings()
         configuration.processorThreads = reader.enumeration("PAYHOOK_PROCESSOR_THREADS", default: ProcessorThreads.dedicated)
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
@@ -196,6 +198,39 @@ struct EnvironmentReader {
         }
         settings.maxCatchUp = integer("PAYHOOK_SCHEDULER_MAX_CATCH_UP", default: settings.maxCatchUp, range: 1...1000)
         return settings
+    }
+
+    /// `PAYHOOK_MERCADOPAGO_CURRENCY` and every `PAYHOOK_MERCADOPAGO_<ACCOUNT>_CURRENCY`.
+    ///
+    /// An account's variable must name an account that has webhook secrets
+    /// (`PAYHOOK_MERCADOPAGO_<ACCOUNT>_SECRETS`): the account part is whatever sits between the
+    /// prefix and `_CURRENCY`, so without that check a misspelt account, or a future setting
+    /// whose name happens to end in `_CURRENCY`, would silently become an account's currency.
+    /// - Parameter accounts: the account keys that have a Mercado Pago key ring.
+    mutating func mercadoPagoCurrencies(accounts: Set<String>) -> MercadoPagoCurrencyOverrides {
+        let prefix = "PAYHOOK_MERCADOPAGO_"
+        let suffix = "_CURRENCY"
+        var overrides = MercadoPagoCurrencyOverrides()
+        func currency(_ name: String) -> String? {
+            guard let text = string(name) else { return nil }
+            let code = text.uppercased()
+            guard (try? Money(minorUnits: 0, currency: code)) != nil else {
+                problem(name, "must be a three-letter ISO 4217 currency code, e.g. ARS")
+                return nil
+            }
+            return code
+        }
+        overrides.allAccounts = currency(prefix + "CURRENCY")
+        for name in environment.keys.sorted() where name.hasPrefix(prefix) && name.hasSuffix(suffix) {
+            guard name.count > prefix.count + suffix.count else { continue }
+            let account = String(name.dropFirst(prefix.count).dropLast(suffix.count))
+            guard accounts.contains(account) else {
+                problem(name, "names no Mercado Pago account: set \(prefix)\(account)_SECRETS for it, or fix the name")
+                continue
+            }
+            if let code = currency(name) { overrides.byAccount[account] = code }
+        }
+        return overrides
     }
 
     /// Finds `PAYHOOK_<PROVIDER>_<SUFFIX>` and every `PAYHOOK_<PROVIDER>_<ACCOUNT>_<SUFFIX>`.

@@ -81,6 +81,9 @@ public struct Configuration: Sendable {
     public struct MercadoPagoSettings: Sendable {
         public var timestampTolerance: Duration
         public var stalePolicy: StaleTimestampPolicy
+        /// Currencies of accounts whose orders name none (`PAYHOOK_MERCADOPAGO_CURRENCY`,
+        /// `PAYHOOK_MERCADOPAGO_<ACCOUNT>_CURRENCY`); unset, the order's site decides.
+        public var currencies = MercadoPagoCurrencyOverrides()
     }
 
     public struct PXPSettings: Sendable {

@@ -29,7 +29,8 @@ extension PayhookServer {
         let http = CurlHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32))
         var clients: [any PaymentProviderClient] = []
         if let token = api.mercadoPagoAccessToken, let url = URL(string: api.mercadoPagoBaseURL) {
-            clients.append(MercadoPagoAPIClient(baseURL: url, accessToken: token.value, http: http))
+            clients.append(MercadoPagoAPIClient(
+                baseURL: url, accessToken: token.value, http: http, currencies: configuration.mercadoPago.currencies))
         }
         if let key = api.adyenAPIKey, let account = api.adyenMerchantAccount, let url = URL(string: api.adyenBaseURL) {
             clients.append(AdyenAPIClient(baseURL: url, apiKey: key.value, merchantAccount: account, http: http,

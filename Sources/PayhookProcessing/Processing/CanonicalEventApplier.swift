@@ -424,7 +424,7 @@ package struct CanonicalEventApplier: Sendable {
                 .int(id), Self.text(token.account), Self.text(token.shopperReference), Self.text(token.customerID),
                 Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
                 .text((wins ? token.status : storedStatus).rawValue), Self.date(token.occurredAt), .bool(wins),
-                Self.text(token.firstPaymentReference),
+                Self.text(token.firstPaymentReference), Self.text(token.kind?.rawValue), Self.text(token.paymentProfileID),
             ])
             try await hooks.tokenStatusChanged(id, wins ? token.status : storedStatus, token.occurredAt, connection)
             return id
@@ -433,6 +433,7 @@ package struct CanonicalEventApplier: Sendable {
             .text(provider), .text(token.account ?? ""), .text(token.token), Self.text(token.shopperReference),
             Self.text(token.customerID), Self.text(token.brand), Self.text(token.last4), Self.text(token.expiry),
             .text(token.status.rawValue), Self.date(token.occurredAt), Self.text(token.firstPaymentReference),
+            Self.text(token.kind?.rawValue), Self.text(token.paymentProfileID),
         ])
         guard let id = try inserted.rows.first?.decode("id", as: Int64.self) else {
             throw PostgresError(kind: .serializationFailure, message: "vault token row appeared concurrently")

@@ -42,7 +42,7 @@ package struct InboundEventInterpreter: Sendable {
                 return .success(try AdyenEventDecoder.decode(body: event.body).map { ApplicableEvent(event: $0, fetched: false) })
             case .mercadopago:
                 let notification = try MercadoPagoNotification.decode(body: event.body)
-                return await mercadoPago(notification)
+                return await mercadoPago(notification, account: event.account)
             case .pxp:
                 // One delivery may carry several events (a JSON array): each is its own event,
                 // applied together with the others; one failure retries the whole delivery.
@@ -60,13 +60,13 @@ package struct InboundEventInterpreter: Sendable {
         }
     }
 
-    private func mercadoPago(_ notification: MercadoPagoNotification) async -> Result<[ApplicableEvent], ProcessingFailure> {
+    private func mercadoPago(_ notification: MercadoPagoNotification, account: String) async -> Result<[ApplicableEvent], ProcessingFailure> {
         let note = notification.action.map { "action=" + $0 }
         switch notification.resource {
         case .order(let id):
             guard let client = clients.client(for: .mercadopago) else { return .failure(.noClient("mercadopago")) }
             do {
-                let order = try await client.fetchOrder(id: id)
+                let order = try await client.fetchOrder(id: id, account: account)
                 return .success([ApplicableEvent(event: .order(order), fetched: true, note: note)])
             } catch {
                 return .failure(.provider(error, resource: "mercadopago order"))

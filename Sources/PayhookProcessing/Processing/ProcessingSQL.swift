@@ -188,13 +188,15 @@ package struct ProcessingSQL: SQLStatementSet {
 
     let insertToken = """
         INSERT INTO vault_tokens (provider, account, token, shopper_reference, customer_id, brand, last4, expiry, status,
-                                  provider_updated_at, first_payment_reference)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                                  provider_updated_at, first_payment_reference, token_kind, payment_profile_id)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
         ON CONFLICT (provider, token) DO NOTHING RETURNING id
         """
 
     /// `$10` says whether the incoming details win (newer); otherwise they only fill gaps.
     /// `$11` the first payment reference, kept once set whatever the order of events.
+    /// `$12` the token's kind, never changed once known; `$13` the payment profile it charged
+    /// through, the newer event's winning like the other details.
     let updateToken = """
         UPDATE vault_tokens SET
             account = CASE WHEN $10 THEN coalesce($2, account) ELSE coalesce(account, $2) END,
@@ -206,6 +208,8 @@ package struct ProcessingSQL: SQLStatementSet {
             status = $8,
             provider_updated_at = greatest(provider_updated_at, $9),
             first_payment_reference = coalesce(first_payment_reference, $11),
+            token_kind = coalesce(token_kind, $12),
+            payment_profile_id = CASE WHEN $10 THEN coalesce($13, payment_profile_id) ELSE coalesce(payment_profile_id, $13) END,
             updated_at = now()
         WHERE id = $1
         """

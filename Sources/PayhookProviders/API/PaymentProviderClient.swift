@@ -1,3 +1,4 @@
+public import Foundation
 public import PayhookCore
 
 /// A provider's HTTP API as payhook uses it: fetching authoritative state when a webhook is
@@ -13,6 +14,12 @@ public protocol PaymentProviderClient: Sendable {
     /// The order with its payments, e.g. Mercado Pago `GET /v1/orders/{id}`.
     /// - Throws: `ProviderAPIError` (`.unsupported` where the provider has no order resource).
     func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot
+
+    /// The order as the named account sees it: the same call, for providers whose answers
+    /// need an account setting to decode (Mercado Pago: the account's currency when an order
+    /// names none). Defaults to ``fetchOrder(id:)``.
+    /// - Parameter account: the route's account (`""` for the provider's default route).
+    func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot
 
     /// One payment or transaction, e.g. Mercado Pago `GET /v1/payments/{id}` or PXP
     /// `GET /transactions/{merchant}/{site}?systemTransactionId=…`.
@@ -51,6 +58,26 @@ public protocol PaymentProviderClient: Sendable {
     ///   timeout, an answer that does not decode): the outcome stays unknown and nothing may be
     ///   re-sent on it.
     func lookUpCharge(idempotencyKey: String, providerPaymentID: String?) async throws(ProviderAPIError) -> ChargeLookup
+
+    /// The same look-up, for providers that can also find a charge by the merchant reference
+    /// it was sent with (Mercado Pago's order search by `external_reference`), when no answer
+    /// gave its id. Defaults to ``lookUpCharge(idempotencyKey:providerPaymentID:)``.
+    /// - Parameters:
+    ///   - reference: the charge's merchant reference (`external_reference`).
+    ///   - sentAt: when the charge was first sent; the search looks around it.
+    func lookUpCharge(idempotencyKey: String, providerPaymentID: String?, reference: String,
+                      sentAt: Date) async throws(ProviderAPIError) -> ChargeLookup
+}
+
+extension PaymentProviderClient {
+    public func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot {
+        try await fetchOrder(id: id)
+    }
+
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?, reference: String,
+                             sentAt: Date) async throws(ProviderAPIError) -> ChargeLookup {
+        try await lookUpCharge(idempotencyKey: idempotencyKey, providerPaymentID: providerPaymentID)
+    }
 }
 
 /// What a provider says of a charge made earlier (``PaymentProviderClient/lookUpCharge(idempotencyKey:providerPaymentID:)``).

@@ -18,6 +18,12 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A status word in fetched state that no mapping table knows; retried and then
         /// dead-lettered so that an operator looks, rather than guessed.
         case unrecognizedValue = "unrecognized_value"
+        /// An amount with more decimal places than its currency's minor unit (`"1000.50"` in
+        /// CLP, whose exponent is 0): refused, because rounding would change the money.
+        case unrepresentableAmount = "unrepresentable_amount"
+        /// No currency can be told for the amounts: the payload names none and nothing
+        /// configured or documented supplies one (Mercado Pago orders carry none).
+        case unknownCurrency = "unknown_currency"
     }
 
     public let provider: ProviderID
@@ -37,6 +43,10 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .missingField: "\(provider.rawValue) payload is missing required field \(field ?? "?")"
         case .invalidField: "\(provider.rawValue) payload has an invalid value in field \(field ?? "?")"
         case .unrecognizedValue: "\(provider.rawValue) payload has a value no mapping knows in field \(field ?? "?")"
+        case .unrepresentableAmount:
+            "\(provider.rawValue) payload has an amount with more decimal places than its currency allows in field \(field ?? "?") (refused, never rounded)"
+        case .unknownCurrency:
+            "\(provider.rawValue) payload names no currency and its \(field ?? "?") names no known site; set the account's currency in configuration"
         }
     }
 }

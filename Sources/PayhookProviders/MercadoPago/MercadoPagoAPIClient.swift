@@ -18,6 +18,7 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     private let accessToken: String
     private let http: any HTTPClient
     private let timeout: Duration
+    private let currencies: MercadoPagoCurrencyOverrides
 
     /// - Parameters:
     ///   - baseURL: e.g. `https://api.mercadopago.com`, or the emulator's
@@ -25,11 +26,14 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     ///   - accessToken: the application's access token (`APP_USR-…`).
     ///   - http: the transport; its deadline enforcement is what makes `timeout` hold.
     ///   - timeout: deadline for each call, waiting for a transport slot included.
-    public init(baseURL: URL, accessToken: String, http: any HTTPClient, timeout: Duration = .seconds(10)) {
+    ///   - currencies: the configured currency of accounts whose orders name none.
+    public init(baseURL: URL, accessToken: String, http: any HTTPClient, timeout: Duration = .seconds(10),
+                currencies: MercadoPagoCurrencyOverrides = MercadoPagoCurrencyOverrides()) {
         self.baseURL = baseURL
         self.accessToken = accessToken
         self.http = http
         self.timeout = timeout
+        self.currencies = currencies
     }
 
     /// `GET /v1/orders/{id}`, decoded by ``MercadoPagoOrderDecoder``.
@@ -37,9 +41,17 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     ///   (401/403), `.unavailable` (429, 5xx, connection), `.timeout`, `.invalidResponse`
     ///   (the body does not decode, or an unexpected status).
     public func fetchOrder(id: String) async throws(ProviderAPIError) -> OrderSnapshot {
+        try await fetchOrder(id: id, account: "")
+    }
+
+    /// `GET /v1/orders/{id}` for a route's account: an order without `currency` is decoded in
+    /// the account's configured currency, else its site's (``MercadoPagoOrderDecoder``).
+    /// - Throws: `ProviderAPIError`, as for ``fetchOrder(id:)``.
+    public func fetchOrder(id: String, account: String) async throws(ProviderAPIError) -> OrderSnapshot {
         let operation = "mercadopago GET /v1/orders"
         let body = try await get("/v1/orders/", id: id, operation: operation)
-        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoOrderDecoder.decode(body) }
+        let override = currencies.currency(forAccount: account)
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoOrderDecoder.decode(body, currencyOverride: override) }
     }
 
     /// `GET /v1/payments/{id}` (a classic payment), decoded by ``MercadoPagoPaymentDecoder``.
@@ -66,11 +78,14 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     /// `invoice_period.type` is `daily`, `weekly` or `monthly` (only `monthly` appears in Mercado
     /// Pago's examples: the other two are UNCONFIRMED). Mercado Pago has no resubmission reason
     /// that we know of, so ``StoredCredential/Reason/resubmission`` is sent as `recurring` too.
-    /// No currency is sent: an order is in the account's currency.
+    /// `currency` carries the amount's ISO 4217 code (Node SDK `CreateOrderRequest.currency`),
+    /// and an answer that names another currency is refused as no result (the outcome stays
+    /// unknown) rather than counted.
     ///
     /// A failed order is a result, not an error; see ``MercadoPagoChargeClassification``.
-    /// UNCONFIRMED: whether a failed order comes back as 201 or as a 4xx such as 402 with the
-    /// order as body; a 402 whose body is an order is classified like a 201.
+    /// Mercado Pago documents 402 for "order created but a transaction failed", the order as
+    /// the body: it is classified like a 201. A 409 (`idempotency_key_already_used`: this key
+    /// with another body) is an error, never a decline or a success.
     /// - Throws: `ProviderAPIError`: `.invalidResponse` before sending for a key outside 1–64
     ///   printable ASCII characters, an empty token, a missing `customerID` or an amount that
     ///   is not positive, and after sending for a 4xx or an answer that is not an order;
@@ -93,7 +108,9 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
                       ("Content-Type", "application/json"), ("Accept", "application/json")],
             body: body.bytes, timeout: timeout)
         let answer = try await request.send(via: http, accepting: [402])
-        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(orderJSON: answer) }
+        return try ProviderAPIRequest.decoding(operation) {
+            try MercadoPagoChargeClassification.result(orderJSON: answer, expectedCurrency: amount.currency)
+        }
     }
 
     /// The order a charge created, by the order id `POST /v1/orders` returned:
@@ -115,6 +132,71 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         return .found(try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(orderJSON: body) })
     }
 
+    /// A card a merchant saved for a customer, as Mercado Pago knows it:
+    /// `GET /v1/customers/{customer_id}/cards/{card_id}` (Node SDK `customerCard.get`), decoded
+    /// by ``MercadoPagoCustomerCardDecoder``. What confirms a card id before payhook stores it.
+    /// - Throws: `ProviderAPIError`: `.notFound` when Mercado Pago does not know the card for
+    ///   that customer (404, or an empty id); otherwise as for ``fetchOrder(id:)``.
+    public func fetchCustomerCard(customerID: String, cardID: String) async throws(ProviderAPIError) -> VaultTokenSnapshot {
+        let operation = "mercadopago GET /v1/customers/{id}/cards"
+        try ProviderAPIRequest.checkID(customerID, operation: operation)
+        try ProviderAPIRequest.checkID(cardID, operation: operation)
+        let body = try await get("/v1/customers/" + ProviderAPIRequest.pathSegment(customerID) + "/cards/", id: cardID,
+                                 operation: operation)
+        return try ProviderAPIRequest.decoding(operation) { try MercadoPagoCustomerCardDecoder.decode(body) }
+    }
+
+    /// The order a charge created, found by the `external_reference` it was sent with when no
+    /// answer gave its id (the create answer was lost): `GET /v1/orders?external_reference=…
+    /// &begin_date=…&end_date=…`, the order search of the official Node SDK
+    /// (`src/clients/order/search`), answered `{"data":[order, …],"paging":{…}}`.
+    ///
+    /// Every attempt of one cycle carries the same reference, and a later attempt is sent only
+    /// after an earlier one was declined, hours or days before; so the search looks from five
+    /// minutes before this attempt was first sent to a day after, and keeps the orders created
+    /// in that span.
+    /// - Returns: ``ChargeLookup/found(_:)`` for exactly one such order; ``ChargeLookup/notFound``
+    ///   for none (the caller may then send the same key again, inside the idempotency window
+    ///   only, where Mercado Pago replays an order it did create).
+    /// - Throws: `ProviderAPIError` as for ``fetchOrder(id:)``; `.invalidResponse` when several
+    ///   orders match (which one is this attempt's cannot be told: the outcome stays unknown).
+    public func lookUpCharge(idempotencyKey: String, providerPaymentID: String?, reference: String,
+                             sentAt: Date) async throws(ProviderAPIError) -> ChargeLookup {
+        if providerPaymentID != nil {
+            return try await lookUpCharge(idempotencyKey: idempotencyKey, providerPaymentID: providerPaymentID)
+        }
+        let operation = "mercadopago GET /v1/orders (search)"
+        let begin = sentAt.addingTimeInterval(-300)
+        let end = sentAt.addingTimeInterval(86_400)
+        let query = "external_reference=" + ProviderAPIRequest.pathSegment(reference)
+            + "&begin_date=" + ProviderAPIRequest.pathSegment(Self.searchDate(begin))
+            + "&end_date=" + ProviderAPIRequest.pathSegment(Self.searchDate(end))
+        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v1/orders?" + query, operation: operation)
+        let request = ProviderAPIRequest(
+            operation: operation, method: "GET", url: url,
+            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")], timeout: timeout)
+        let body = try await request.send(via: http)
+        let matches = try ProviderAPIRequest.decoding(operation) { () throws(PayloadError) -> [PayloadNode] in
+            let root = try PayloadNode.parse(body, provider: .mercadopago)
+            return try root["data"].elements().filter { order in
+                guard (try? order["external_reference"].string()) == reference else { return false }
+                guard let created = order["created_date"].date() else { return true }
+                return created >= begin && created <= end
+            }
+        }
+        switch matches.count {
+        case 0: return .notFound
+        case 1: return .found(try ProviderAPIRequest.decoding(operation) { try MercadoPagoChargeClassification.result(order: matches[0]) })
+        default:
+            throw ProviderAPIError(.invalidResponse, "\(operation): \(matches.count) orders carry this charge's external_reference; the outcome stays unknown")
+        }
+    }
+
+    /// `begin_date`/`end_date` of the order search: ISO 8601 in UTC, whole seconds.
+    static func searchDate(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle())
+    }
+
     /// The charge body, built from exact values; a function of its inputs only, so a retry
     /// sends the same bytes and Mercado Pago recognizes it as the same request.
     static func chargeBody(
@@ -127,6 +209,9 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
             ("processing_mode", .string("automatic_async")),
             ("external_reference", .string(reference)),
             ("total_amount", .string(total)),
+            // The subscription's currency, never left to the account's default (Node SDK
+            // CreateOrderRequest.currency, ISO 4217).
+            ("currency", .string(amount.currency)),
             ("payer", .object([("customer_id", .string(customerID))])),
             ("transactions", .object([("payments", .array([.object([
                 ("amount", .string(total)),

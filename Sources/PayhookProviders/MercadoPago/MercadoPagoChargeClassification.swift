@@ -46,9 +46,20 @@ public enum MercadoPagoChargeClassification {
     }
 
     /// Decodes the order a charge returned and classifies it.
-    /// - Throws: ``PayloadError`` when the body is not an order (no `id` or `status`).
-    static func result(orderJSON: [UInt8]) throws(PayloadError) -> ChargeResult {
-        let root = try PayloadNode.parse(orderJSON, provider: .mercadopago)
+    /// - Parameter expectedCurrency: the currency the charge was sent in; an answer whose
+    ///   `currency` names another is not this charge's result.
+    /// - Throws: ``PayloadError`` when the body is not an order (no `id` or `status`), or
+    ///   (`invalidField` on `currency`) when it is in another currency than `expectedCurrency`.
+    static func result(orderJSON: [UInt8], expectedCurrency: String? = nil) throws(PayloadError) -> ChargeResult {
+        try result(order: try PayloadNode.parse(orderJSON, provider: .mercadopago), expectedCurrency: expectedCurrency)
+    }
+
+    /// ``result(orderJSON:expectedCurrency:)`` of an order already parsed (an order search's
+    /// `data[i]`).
+    static func result(order root: PayloadNode, expectedCurrency: String? = nil) throws(PayloadError) -> ChargeResult {
+        if let expectedCurrency, let answered = try root["currency"].string(), answered.uppercased() != expectedCurrency.uppercased() {
+            throw root["currency"].error(.invalidField)
+        }
         let status = try root["status"].requiredString()
         let payments = root["transactions"]["payments"].isPresent ? try root["transactions"]["payments"].elements() : []
         var detail = try root["status_detail"].string()

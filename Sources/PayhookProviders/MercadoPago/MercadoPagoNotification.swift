@@ -28,11 +28,22 @@ public struct MercadoPagoNotification: Sendable, Hashable {
     public let userID: String?
     public let createdAt: Date?
 
+    /// `data.payment_id`: the disputed payment of a chargebacks-topic notification.
+    public let dataPaymentID: String?
+
+    /// Chargeback notifications point at what was charged back, which is what payhook
+    /// fetches: an Orders chargeback (`action` `order.charged_back`, `data.id` the order) at
+    /// the order, a classic one (`topic_chargebacks_wh`, `data.payment_id`) at the payment.
+    /// The chargeback resource itself (`GET /v1/chargebacks/{id}`) is not read.
     public var resource: Resource {
         switch topic {
-        case "order": .order(id: dataID)
-        case "payment": .payment(id: dataID)
-        default: .other(topic: topic, id: dataID)
+        case "order": return .order(id: dataID)
+        case "payment": return .payment(id: dataID)
+        case "chargebacks", "topic_chargebacks_wh":
+            if let action, action.hasPrefix("order.") { return .order(id: dataID) }
+            if let dataPaymentID { return .payment(id: dataPaymentID) }
+            return .other(topic: topic, id: dataID)
+        default: return .other(topic: topic, id: dataID)
         }
     }
 
@@ -52,6 +63,7 @@ public struct MercadoPagoNotification: Sendable, Hashable {
             dataID: try root["data"]["id"].requiredString(),
             liveMode: try root["live_mode"].bool(),
             userID: try root["user_id"].string(),
-            createdAt: root["date_created"].date())
+            createdAt: root["date_created"].date(),
+            dataPaymentID: try root["data"]["payment_id"].string())
     }
 }

@@ -36,7 +36,7 @@ public enum MercadoPagoPaymentDecoder {
                 customerID: try root["payer"]["id"].string(), brand: brand,
                 last4: try card["last_four_digits"].string(),
                 expiry: month.flatMap { m in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: m, year: $0) } },
-                status: .active, occurredAt: updatedAt)
+                status: .active, occurredAt: updatedAt, kind: .cardID)
         }
 
         return PaymentSnapshot(
