@@ -39,6 +39,7 @@ public final class PostgresPool: Sendable {
     private let conninfo: String
     private let maxConnections: Int
     private let acquireTimeout: Duration
+    private let callDeadline: Duration?
     private let state = Mutex(State())
     /// Fires acquire timeouts; a DispatchQueue timer needs no task to own and cancel it.
     private static let timerQueue = DispatchQueue(label: "payhook.postgres.pool.timers")
@@ -69,10 +70,14 @@ public final class PostgresPool: Sendable {
     ///   - conninfo: libpq URI or `key=value` string.
     ///   - maxConnections: the most sessions this pool holds at once (at least 1).
     ///   - acquireTimeout: how long a caller may queue before `.poolTimeout`.
-    public init(conninfo: String, maxConnections: Int, acquireTimeout: Duration = .seconds(5)) {
+    ///   - callDeadline: how long one call on a pooled connection may wait for the server
+    ///     (see `PostgresConnection.connect(_:callDeadline:)`); `nil` for no limit.
+    public init(conninfo: String, maxConnections: Int, acquireTimeout: Duration = .seconds(5),
+                callDeadline: Duration? = nil) {
         self.conninfo = conninfo
         self.maxConnections = max(1, maxConnections)
         self.acquireTimeout = acquireTimeout
+        self.callDeadline = callDeadline
     }
 
     /// Lends a connection to `body` and takes it back afterwards, even when `body` throws.
@@ -163,7 +168,7 @@ public final class PostgresPool: Sendable {
                 lease = .slot
             case .slot:
                 do {
-                    return try await PostgresConnection.connect(conninfo)
+                    return try await PostgresConnection.connect(conninfo, callDeadline: callDeadline)
                 } catch {
                     releaseSlot()
                     throw error

@@ -64,6 +64,11 @@ extension Configuration {
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))
         configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"
+        if reader.string("PAYHOOK_DATABASE_POOL_SIZE") != nil {
+            configuration.databasePoolSize = reader.integer("PAYHOOK_DATABASE_POOL_SIZE", default: 16, range: 2...1000)
+        }
+        configuration.databaseCallTimeout = .seconds(
+            reader.integer("PAYHOOK_DATABASE_CALL_TIMEOUT_SECONDS", default: 5, range: 1...3600))
         if let secret = configuration.fulfillmentSecret {
             do {
                 _ = try StandardWebhookSigner(secret: secret.value)
