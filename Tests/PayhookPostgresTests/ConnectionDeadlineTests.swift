@@ -51,7 +51,7 @@ struct ConnectionDeadlineTests {
                 """)
             let started = ContinuousClock.now
             let error = try #require(await captureError {
-                try await pool.transaction { connection in try await connection.query("INSERT INTO marks VALUES (1)") }
+                try await pool.transaction { connection in _ = try await connection.query("INSERT INTO marks VALUES (1)") }
             })
             #expect(error.kind == .connectionLost, "\(error)")
             #expect(ContinuousClock.now - started < .seconds(2))
