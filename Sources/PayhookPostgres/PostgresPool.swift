@@ -181,12 +181,23 @@ public final class PostgresPool: Sendable {
     func checkin(_ connection: PostgresConnection) {
         let reusable = !connection.isBroken && !connection.isInTransaction
         enum Next { case handed(Waiter), pooled, discard }
+        var stale: [PostgresConnection] = []
         let next: Next = state.withLock { state in
+            if connection.isBroken {
+                // A session lost to a dead, hung or demoted server: the idle ones were opened to
+                // the same server, and a hung one looks healthy until a call misses its deadline.
+                // Dropping them now spares each its own deadline; the next checkouts connect
+                // anew, through the URL's hosts, to whichever server is the primary now.
+                stale = state.idle
+                state.idle = []
+                state.open -= stale.count
+            }
             guard reusable, !state.closed else { return .discard }
             if !state.waiters.isEmpty { return .handed(state.waiters.removeFirst()) }
             state.idle.append(connection)
             return .pooled
         }
+        for idle in stale { idle.close() }
         switch next {
         case .handed(let waiter):
             waiter.continuation.resume(returning: .success(.connection(connection)))

@@ -48,8 +48,9 @@ struct FailoverTests {
 
         let flowing = await eventually(timeout: .seconds(30)) { senders.acknowledgedCount >= 200 }
         try #require(flowing, "deliveries were not flowing before the fault; stderr: \(child.standardError.suffix(1000))")
-        let faultAt = ContinuousClock.now
         try await pair(fault.rawValue)
+        // Once the command returns, the primary's processes are killed or stopped.
+        let faultAt = ContinuousClock.now
         try await Task.sleep(for: Self.promoteAfter)
         try await pair("promote")
         let recovered = await eventually(timeout: .seconds(30)) { senders.firstAcknowledgement(sentAfter: faultAt) != nil }
@@ -96,7 +97,11 @@ struct FailoverTests {
         environment["PAYHOOK_PG_PORT"] = String(Self.primaryPort)
         environment["PAYHOOK_PG_STANDBY_PORT"] = String(Self.standbyPort)
         let status = await Subprocess.run([RepositoryPaths.root + "/ops/db-pair", command], environment: environment)
-        guard status == 0 else { throw DedicatedCluster.ClusterError(message: "ops/db-pair \(command) exited with \(status)") }
+        guard status == 0 else { throw PairError(description: "ops/db-pair \(command) exited with \(status)") }
+    }
+
+    struct PairError: Error, CustomStringConvertible {
+        let description: String
     }
 
     private func destroyPair() async { try? await pair("destroy") }

@@ -74,6 +74,29 @@ struct ConnectionDeadlineTests {
         }
     }
 
+    @Test("a connection lost at its deadline takes the pool's idle connections with it: they went to the same server")
+    func lostConnectionDrainsIdle() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let pool = PostgresPool(conninfo: conninfo, maxConnections: 3, callDeadline: .milliseconds(500))
+            let holding = Latch()
+            let held = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<3 { group.addTask { try await pool.withConnection { _ in await holding.wait() } } }
+                    try await group.waitForAll()
+                }
+            }
+            #expect(await eventually { pool.statistics.inUse == 3 })
+            holding.open()
+            try await held.value
+            #expect(pool.statistics.idle == 3)
+            let error = try #require(await captureError { try await pool.query("SELECT pg_sleep(5)") })
+            #expect(error.kind == .connectionLost)
+            #expect(pool.statistics == PostgresPoolStatistics(open: 0, idle: 0, inUse: 0, waiting: 0))
+            try await pool.query("SELECT 1")
+            await pool.close()
+        }
+    }
+
     @Test("a read-only server (SQLSTATE 25006) counts as lost: retryable, and the session is not reused")
     func readOnlyServer() async throws {
         try await TestDatabase.withSchema { conninfo in
