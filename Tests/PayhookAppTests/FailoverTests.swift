@@ -27,6 +27,44 @@ struct FailoverTests {
     @Test("the primary hangs (SIGSTOP): calls are cut off at their deadline, nothing acknowledged is lost, ingest recovers within 10 s")
     func primaryHangs() async throws { try await failover(.hang) }
 
+    @Test("a listener on a hung primary notices within its deadline and listens again on the promoted standby")
+    func listenerFollowsFailover() async throws {
+        try await pair("start")
+        do {
+            let owner = getuid() == 0 ? "postgres" : String(cString: getlogin() ?? strdup("postgres"))
+            let url = "postgresql://127.0.0.1:\(Self.primaryPort),127.0.0.1:\(Self.standbyPort)/payhook?user=\(owner)&target_session_attrs=read-write"
+            let channel = "failover_\(UInt32.random(in: 0...UInt32.max))"
+            let listener = PostgresListener.start(conninfo: url, channels: [channel], callDeadline: .seconds(1))
+            defer { listener.stop() }
+            let received = Mutex<[PostgresNotification]>([])
+            let consumer = Task { for await notification in listener.notifications { received.withLock { $0.append(notification) } } }
+            defer { consumer.cancel() }
+            let listening = await eventually(timeout: .seconds(10)) { received.withLock { $0.count } == 1 }
+            try #require(listening, "the listener did not signal that it listens")
+
+            try await pair("hang")
+            try await Task.sleep(for: Self.promoteAfter)
+            try await pair("promote")
+            // "" again: it gave up the hung session and listens on the new primary. A listener
+            // without a deadline would wait on the hung session for ever.
+            let relistened = await eventually(timeout: .seconds(15)) {
+                received.withLock { $0.filter { $0.channel.isEmpty }.count } >= 2
+            }
+            #expect(relistened, "the listener did not reconnect after the primary hung")
+            let newPrimary = try await PostgresConnection.connect("postgresql://127.0.0.1:\(Self.standbyPort)/payhook?user=\(owner)")
+            defer { newPrimary.close() }
+            try await newPrimary.query("SELECT pg_notify($1, 'after failover')", [.text(channel)])
+            let delivered = await eventually(timeout: .seconds(10)) {
+                received.withLock { $0.contains(PostgresNotification(channel: channel, payload: "after failover")) }
+            }
+            #expect(delivered, "a NOTIFY on the new primary did not reach the listener")
+        } catch {
+            await destroyPair()
+            throw error
+        }
+        await destroyPair()
+    }
+
     private func failover(_ fault: Fault) async throws {
         try await pair("start")
         do {
@@ -96,8 +134,11 @@ struct FailoverTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PAYHOOK_PG_PORT"] = String(Self.primaryPort)
         environment["PAYHOOK_PG_STANDBY_PORT"] = String(Self.standbyPort)
-        let status = await Subprocess.run([RepositoryPaths.root + "/ops/db-pair", command], environment: environment)
-        guard status == 0 else { throw PairError(description: "ops/db-pair \(command) exited with \(status)") }
+        let captured = try await Subprocess.capture([RepositoryPaths.root + "/ops/db-pair", command], environment: environment,
+                                                    timeout: .seconds(120))
+        guard captured.termination == .exited(0) else {
+            throw PairError(description: "ops/db-pair \(command) ended with \(String(describing: captured.termination)): \(captured.standardError.suffix(1500))")
+        }
     }
 
     struct PairError: Error, CustomStringConvertible {
