@@ -24,6 +24,26 @@ struct ConnectionDeadlineTests {
         }
     }
 
+    @Test("a short deadline armed while a longer one is pending still fires on time")
+    func shorterDeadlineWhileLongerPending() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let long = try await PostgresConnection.connect(conninfo, callDeadline: .seconds(8))
+            let short = try await PostgresConnection.connect(conninfo, callDeadline: .milliseconds(500))
+            defer {
+                long.close()
+                short.close()
+            }
+            let pending = Task { try? await long.query("SELECT pg_sleep(3)") }
+            try await Task.sleep(for: .milliseconds(200))
+            let started = ContinuousClock.now
+            let error = try #require(await captureError { try await short.query("SELECT pg_sleep(5)") })
+            #expect(error.kind == .connectionLost)
+            #expect(ContinuousClock.now - started < .seconds(2), "the short deadline waited for the long one")
+            _ = await pending.value
+            #expect(!long.isBroken, "the long call finished within its deadline")
+        }
+    }
+
     @Test("a call that answers in time is unaffected by the deadline, call after call")
     func callsWithinDeadline() async throws {
         try await TestDatabase.withSchema { conninfo in
