@@ -53,7 +53,9 @@ package struct BatchOutcome: Sendable, Equatable {
 ///
 /// Each batch is one transaction: claim up to ``ProcessorSettings/batchSize`` due pending rows
 /// with `FOR UPDATE SKIP LOCKED` (so any number of processors, in any number of processes,
-/// take disjoint rows), decode them and fetch provider state, lock every payment / order /
+/// take disjoint rows), decode them (events that need provider state are leased instead, and
+/// fetched and applied after the commit in a second transaction, so no transaction stays open
+/// across a provider call: docs/decisions/0012), lock every payment / order /
 /// token key the batch touches with transaction-scoped advisory locks in one sorted order
 /// (two processors with events of the same payment serialize and never deadlock), then apply
 /// each event inside its own SAVEPOINT so one failing event rolls back alone. Failed events
