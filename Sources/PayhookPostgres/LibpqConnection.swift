@@ -41,9 +41,14 @@ final class LibpqConnection: @unchecked Sendable {
         if let pointer { PQfinish(pointer) }
     }
 
+    /// How long one call may wait for the server before the session is given up; `nil` for
+    /// no limit. Set once, by `open`.
+    private(set) var callDeadline: Duration?
+
     /// Opens the session. On queue.
-    func open(_ conninfo: String) -> Result<Void, PostgresError> {
-        switch Libpq.connect(conninfo, pooling: pooling) {
+    func open(_ conninfo: String, callDeadline: Duration? = nil) -> Result<Void, PostgresError> {
+        self.callDeadline = callDeadline
+        switch Libpq.connect(conninfo, pooling: pooling, callDeadline: callDeadline) {
         case .success(let connection):
             guard let pointer = connection.take() else {
                 return .failure(PostgresError(kind: .connectionFailed, message: "libpq returned no connection"))
@@ -64,6 +69,18 @@ final class LibpqConnection: @unchecked Sendable {
         case .failure(let error):
             return .failure(error)
         }
+    }
+
+    /// Runs `work` (a call of this class) under `callDeadline`. When the deadline passes, the
+    /// socket is shut down, so `work` returns at once; the session is then poisoned, and a
+    /// failure is reported as `deadlineExceeded`. On queue.
+    func withCallDeadline(_ work: () -> Result<PostgresRows, PostgresError>) -> Result<PostgresRows, PostgresError> {
+        guard let pointer, let callDeadline else { return work() }
+        let (result, expired) = Libpq.withDeadline(callDeadline, pointer, work)
+        guard expired else { return result }
+        poisoned = true
+        if case .failure = result { return .failure(.deadlineExceeded(callDeadline)) }
+        return result
     }
 
     /// Closes the session; later calls fail with `.connectionLost`. On queue.
@@ -320,20 +337,27 @@ enum Libpq {
 
     /// Connects (blocking) and applies `sessionSetup`.
     ///
-    /// The conninfo string (URI or `key=value`) is expanded by libpq (`expand_dbname`); the
-    /// defaults listed before it (a 10 s connect timeout, UTF-8) apply only where it is silent.
-    static func connect(_ conninfo: String, pooling: PostgresPooling = .session) -> Result<OwnedPGconn, PostgresError> {
-        let keywords = ["connect_timeout", "client_encoding", "dbname"]
-        let values = ["10", "UTF8", conninfo]
-        let cKeywords = keywords.map { strdup($0) }
-        let cValues = values.map { strdup($0) }
+    /// The conninfo string (URI or `key=value`) is parsed by libpq and completed with
+    /// `PostgresConnectionDefaults` (short connect timeout, TCP keepalives) where it is silent.
+    /// `callDeadline` bounds the session setup as it bounds later calls (see
+    /// `CallDeadlineWatchdog`); the connection phase itself is bounded by `connect_timeout`.
+    static func connect(_ conninfo: String, pooling: PostgresPooling = .session,
+                        callDeadline: Duration? = nil) -> Result<OwnedPGconn, PostgresError> {
+        let parameters: [(keyword: String, value: String)]
+        do {
+            parameters = try PostgresConnectionDefaults.resolve(conninfo)
+        } catch {
+            return .failure(error)
+        }
+        let cKeywords = parameters.map { strdup($0.keyword) }
+        let cValues = parameters.map { strdup($0.value) }
         defer {
             for pointer in cKeywords { free(pointer) }
             for pointer in cValues { free(pointer) }
         }
         let keywordArray = cKeywords.map { $0.map { UnsafePointer($0) } } + [nil]
         let valueArray = cValues.map { $0.map { UnsafePointer($0) } } + [nil]
-        guard let raw = PQconnectdbParams(keywordArray, valueArray, 1) else {
+        guard let raw = PQconnectdbParams(keywordArray, valueArray, 0) else {
             return .failure(PostgresError(kind: .connectionFailed, message: "libpq could not allocate a connection"))
         }
         let connection = OwnedPGconn(raw)
@@ -343,8 +367,11 @@ enum Libpq {
         guard PQstatus(raw) == CONNECTION_OK else {
             return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
         }
-        guard let result = PQexec(raw, sessionSetup(for: pooling)) else {
-            return .failure(PostgresError(kind: .connectionFailed, message: firstLine(PQerrorMessage(raw))))
+        let setup = withDeadline(callDeadline, raw) { PQexec(raw, sessionSetup(for: pooling)) }
+        guard !setup.expired, let result = setup.value else {
+            if let result = setup.value { PQclear(result) }
+            let message = setup.expired ? PostgresError.deadlineExceeded(callDeadline ?? .zero).message : firstLine(PQerrorMessage(raw))
+            return .failure(PostgresError(kind: .connectionFailed, message: message))
         }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
@@ -353,6 +380,17 @@ enum Libpq {
                                           message: "session setup failed: " + error.message))
         }
         return .success(connection)
+    }
+
+    /// Runs `work`, a blocking libpq call on `pointer`, under `deadline` (none when `nil`).
+    /// `expired` is true when the deadline passed and the socket was shut down: the session is
+    /// dead whatever `work` returned.
+    static func withDeadline<T>(_ deadline: Duration?, _ pointer: OpaquePointer, _ work: () -> T) -> (value: T, expired: Bool) {
+        let socket = PQsocket(pointer)
+        guard let deadline, socket >= 0 else { return (work(), false) }
+        let ticket = CallDeadlineWatchdog.shared.arm(socket: socket, deadline: deadline)
+        let value = work()
+        return (value, CallDeadlineWatchdog.shared.disarm(ticket))
     }
 
     /// The error for a failed command: SQLSTATE, primary message and constraint only.

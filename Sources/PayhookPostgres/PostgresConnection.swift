@@ -29,13 +29,19 @@ public final class PostgresConnection: Sendable {
     /// `.transaction`, where a pooler does not keep it) hex `bytea` output.
     ///
     /// - Parameter conninfo: a libpq URI (`postgresql:///payhook?host=/run/pg`) or `key=value`
-    ///   string, passed to libpq unchanged; a 10 s `connect_timeout` applies unless it sets one.
+    ///   string, parsed by libpq;
+    ///   `PostgresConnectionDefaults` fill in what it leaves unset (a short `connect_timeout`,
+    ///   TCP keepalives).
+    /// - Parameter callDeadline: how long any one call (statement, COPY, COMMIT) may wait for
+    ///   the server; past it the call fails with `.connectionLost` and the connection is broken,
+    ///   so a hung server cannot hold a caller. `nil`: no limit (migrations, long maintenance).
     /// - Throws: `.connectionFailed` (retryable) when the server cannot be reached or refuses.
     /// - Parameter pooling: `.transaction` when `conninfo` leads to a transaction-mode pooler;
     ///   see `PostgresPooling`.
-    public static func connect(_ conninfo: String, pooling: PostgresPooling = .session) async throws(PostgresError) -> PostgresConnection {
+    public static func connect(_ conninfo: String, pooling: PostgresPooling = .session,
+                               callDeadline: Duration? = nil) async throws(PostgresError) -> PostgresConnection {
         let handle = LibpqConnection(label: "payhook.postgres.connection", pooling: pooling)
-        try await onConnectionQueue(handle) { handle.open(conninfo) }.get()
+        try await onConnectionQueue(handle) { handle.open(conninfo, callDeadline: callDeadline) }.get()
         return PostgresConnection(handle: handle)
     }
 
@@ -146,7 +152,7 @@ public final class PostgresConnection: Sendable {
     {
         let handle = self.handle
         let result = await Self.onConnectionQueue(handle) {
-            let result = work(handle)
+            let result = handle.withCallDeadline { work(handle) }
             if !handle.isUsable { self.markBroken() }
             if case .failure(let error) = result, error.kind == .connectionLost { self.markBroken() }
             self.inTransaction.store(handle.isInTransaction, ordering: .releasing)

@@ -104,6 +104,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         case "42601": return .syntaxError
         // admin_shutdown, crash_shutdown, cannot_connect_now: the session is gone.
         case "57P01", "57P02", "57P03": return .connectionLost
+        // read_only_sql_transaction: the session is on a server that cannot write (a standby, or
+        // an old primary after a failover). It is of no use to this client, so it counts as lost:
+        // the connection is discarded, and the next one follows the URL to the primary.
+        case "25006": return .connectionLost
         // 08P01 (protocol violation) is also what a wrong bind count produces; the session survives.
         case "08P01": return .other
         default: return sqlState.hasPrefix("08") ? .connectionLost : .other

@@ -50,17 +50,26 @@ public final class PostgresListener: Sendable {
     ///   - conninfo: libpq URI or `key=value` string.
     ///   - channels: channel names, quoted with `PQescapeIdentifier`, so any text is safe;
     ///     empty names are ignored (PostgreSQL rejects them).
-    public static func start(conninfo: String, channels: [String]) -> PostgresListener {
+    ///   - callDeadline: a session that has been quiet this long is asked `SELECT 1` and must
+    ///     answer within the same time, or it is dropped and the listener reconnects (following
+    ///     a multi-host URL to the new primary). A hung server sends nothing and closes nothing,
+    ///     so without this the listener would wait on it forever. `nil`: never asked.
+    public static func start(conninfo: String, channels: [String],
+                             callDeadline: Duration? = defaultCallDeadline) -> PostgresListener {
         let (stream, continuation) = AsyncStream.makeStream(
             of: PostgresNotification.self, bufferingPolicy: .bufferingNewest(4096))
         let worker = ListenerWorker(conninfo: conninfo, channels: channels.filter { !$0.isEmpty },
-                                    continuation: continuation)
+                                    callDeadline: callDeadline, continuation: continuation)
         continuation.onTermination = { _ in worker.requestStop() }
         let thread = Thread { worker.run() }
         thread.name = "payhook-pg-listener"
         thread.start()
         return PostgresListener(worker: worker, notifications: stream)
     }
+
+    /// The listener's deadline unless a caller gives one: as `serve`'s default database call
+    /// deadline, so a hung primary costs the listener no more than it costs ingest.
+    public static let defaultCallDeadline: Duration = .seconds(5)
 
     /// Stops listening, closes the session and finishes `notifications`. Returns at once;
     /// the thread exits within moments. Safe to call more than once.
@@ -77,15 +86,18 @@ public final class PostgresListener: Sendable {
 final class ListenerWorker: @unchecked Sendable {
     private let conninfo: String
     private let channels: [String]
+    private let callDeadline: Duration?
     private let continuation: AsyncStream<PostgresNotification>.Continuation
     private let stopped = Atomic<Bool>(false)
     /// Writing a byte here wakes the thread from `poll()` so `stop()` takes effect at once.
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
-    init(conninfo: String, channels: [String], continuation: AsyncStream<PostgresNotification>.Continuation) {
+    init(conninfo: String, channels: [String], callDeadline: Duration? = nil,
+         continuation: AsyncStream<PostgresNotification>.Continuation) {
         self.conninfo = conninfo
         self.channels = channels
+        self.callDeadline = callDeadline
         self.continuation = continuation
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
@@ -113,7 +125,7 @@ final class ListenerWorker: @unchecked Sendable {
     func run() {
         var backoffMilliseconds: Int32 = 50
         while !isStopped {
-            guard case .success(let owned) = Libpq.connect(conninfo), let pointer = owned.take() else {
+            guard case .success(let owned) = Libpq.connect(conninfo, callDeadline: callDeadline), let pointer = owned.take() else {
                 wait(milliseconds: backoffMilliseconds)
                 backoffMilliseconds = min(backoffMilliseconds * 2, 1000)
                 continue
@@ -136,12 +148,18 @@ final class ListenerWorker: @unchecked Sendable {
             guard let quoted = PQescapeIdentifier(pointer, utf8, utf8.count - 1) else { return false }
             let sql = "LISTEN " + String(cString: quoted)
             PQfreemem(quoted)
-            guard let result = PQexec(pointer, sql) else { return false }
-            let ok = PQresultStatus(result) == PGRES_COMMAND_OK
-            PQclear(result)
-            guard ok else { return false }
+            guard execute(pointer, sql) else { return false }
         }
         return true
+    }
+
+    /// Runs a command under the deadline; true when it succeeded in time.
+    private func execute(_ pointer: OpaquePointer, _ sql: String) -> Bool {
+        let (result, expired) = Libpq.withDeadline(callDeadline, pointer) { PQexec(pointer, sql) }
+        guard let result else { return false }
+        let ok = PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK
+        PQclear(result)
+        return ok && !expired
     }
 
     /// Waits on the session's socket and the wake pipe; returns when the session is lost or
@@ -149,19 +167,25 @@ final class ListenerWorker: @unchecked Sendable {
     private func relay(_ pointer: OpaquePointer) {
         let socket = PQsocket(pointer)
         guard socket >= 0 else { return }
+        let quietMilliseconds = callDeadline.map { Int32(clamping: CallDeadlineWatchdog.nanoseconds($0) / 1_000_000) } ?? -1
         while !isStopped {
             var descriptors = [
                 pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), quietMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents != 0 else { continue }
-            if PQconsumeInput(pointer) == 0 { return }
+            if ready == 0 {
+                // Quiet for a whole deadline: make sure the server is still there.
+                guard execute(pointer, "SELECT 1") else { return }
+            } else {
+                if descriptors[1].revents != 0 { return }
+                guard descriptors[0].revents != 0 else { continue }
+                if PQconsumeInput(pointer) == 0 { return }
+            }
             while let notify = PQnotifies(pointer) {
                 let channel = notify.pointee.relname.map { String(cString: $0) } ?? ""
                 let payload = notify.pointee.extra.map { String(cString: $0) } ?? ""

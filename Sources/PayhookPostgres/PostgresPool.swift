@@ -41,6 +41,7 @@ public final class PostgresPool: Sendable {
     public let pooling: PostgresPooling
     private let maxConnections: Int
     private let acquireTimeout: Duration
+    private let callDeadline: Duration?
     private let state = Mutex(State())
     /// Fires acquire timeouts; a DispatchQueue timer needs no task to own and cancel it.
     private static let timerQueue = DispatchQueue(label: "payhook.postgres.pool.timers")
@@ -72,12 +73,15 @@ public final class PostgresPool: Sendable {
     ///   - maxConnections: the most sessions this pool holds at once (at least 1).
     ///   - acquireTimeout: how long a caller may queue before `.poolTimeout`.
     ///   - pooling: `.transaction` when `conninfo` leads to a transaction-mode pooler.
+    ///   - callDeadline: how long one call on a pooled connection may wait for the server
+    ///     (see `PostgresConnection.connect(_:callDeadline:)`); `nil` for no limit.
     public init(conninfo: String, maxConnections: Int, acquireTimeout: Duration = .seconds(5),
-                pooling: PostgresPooling = .session) {
+                pooling: PostgresPooling = .session, callDeadline: Duration? = nil) {
         self.conninfo = conninfo
         self.pooling = pooling
         self.maxConnections = max(1, maxConnections)
         self.acquireTimeout = acquireTimeout
+        self.callDeadline = callDeadline
     }
 
     /// Lends a connection to `body` and takes it back afterwards, even when `body` throws.
@@ -168,7 +172,7 @@ public final class PostgresPool: Sendable {
                 lease = .slot
             case .slot:
                 do {
-                    return try await PostgresConnection.connect(conninfo, pooling: pooling)
+                    return try await PostgresConnection.connect(conninfo, pooling: pooling, callDeadline: callDeadline)
                 } catch {
                     releaseSlot()
                     throw error
@@ -181,12 +185,23 @@ public final class PostgresPool: Sendable {
     func checkin(_ connection: PostgresConnection) {
         let reusable = !connection.isBroken && !connection.isInTransaction
         enum Next { case handed(Waiter), pooled, discard }
+        var stale: [PostgresConnection] = []
         let next: Next = state.withLock { state in
+            if connection.isBroken {
+                // A session lost to a dead, hung or demoted server: the idle ones were opened to
+                // the same server, and a hung one looks healthy until a call misses its deadline.
+                // Dropping them now spares each its own deadline; the next checkouts connect
+                // anew, through the URL's hosts, to whichever server is the primary now.
+                stale = state.idle
+                state.idle = []
+                state.open -= stale.count
+            }
             guard reusable, !state.closed else { return .discard }
             if !state.waiters.isEmpty { return .handed(state.waiters.removeFirst()) }
             state.idle.append(connection)
             return .pooled
         }
+        for idle in stale { idle.close() }
         switch next {
         case .handed(let waiter):
             waiter.continuation.resume(returning: .success(.connection(connection)))

@@ -70,6 +70,11 @@ extension Configuration {
         configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"
         configuration.databasePooling = reader.enumeration("PAYHOOK_DATABASE_POOLING", default: PostgresPooling.session)
         configuration.sessionDatabaseURL = reader.secret("PAYHOOK_SESSION_DATABASE_URL")
+        if reader.string("PAYHOOK_DATABASE_POOL_SIZE") != nil {
+            configuration.databasePoolSize = reader.integer("PAYHOOK_DATABASE_POOL_SIZE", default: 16, range: 2...1000)
+        }
+        configuration.databaseCallTimeout = .seconds(
+            reader.integer("PAYHOOK_DATABASE_CALL_TIMEOUT_SECONDS", default: 5, range: 1...3600))
         if let secret = configuration.fulfillmentSecret {
             do {
                 _ = try StandardWebhookSigner(secret: secret.value)

@@ -58,6 +58,13 @@ public struct Configuration: Sendable {
     /// How long a worker's claim on a job lasts without a heartbeat (`PAYHOOK_JOB_LEASE_SECONDS`):
     /// after a crash, the rescuer hands the job to another worker this long after the last one.
     public var jobLease: Duration = .seconds(60)
+    // Database failover and connection budget (docs/deployment.md, "High availability").
+    /// Connections in `serve`'s pool (`PAYHOOK_DATABASE_POOL_SIZE`); `nil`: 16 with the worker
+    /// role, 8 without.
+    public var databasePoolSize: Int?
+    /// How long one database call may wait for the server (`PAYHOOK_DATABASE_CALL_TIMEOUT_SECONDS`)
+    /// before its connection is discarded; a hung primary cannot hold ingest longer.
+    public var databaseCallTimeout: Duration = .seconds(5)
     /// The audit log's actor for console operators who give no name at sign-in (`PAYHOOK_ADMIN_ACTOR`).
     public var adminActor: String = "console"
 

@@ -33,6 +33,8 @@ final class PayhookServer: Sendable {
     let scheduler: SubscriptionScheduler?
     /// Retention and the database-backed gauges; run in every role.
     let maintenance: BackgroundMaintenance
+    /// Warns when a 2xx would not survive a failover; exports the replication settings.
+    let durability: DatabaseDurability
     /// The on-call console under `/console` on the admin listener.
     let console: OnCallConsole
 
@@ -48,8 +50,11 @@ final class PayhookServer: Sendable {
         self.metrics = metrics
         // Job handlers (up to PAYHOOK_CHARGE_CONCURRENCY in flight) hold a connection only per
         // statement; a few more connections keep them from queueing behind ingress and processing.
-        let pool = PostgresPool(conninfo: databaseURL, maxConnections: roles.contains(.worker) ? 16 : 8,
-                                pooling: configuration.databasePooling)
+        // Every call has a deadline, so a hung primary cannot hold one (docs/deployment.md).
+        let pool = PostgresPool(conninfo: databaseURL,
+                                maxConnections: configuration.databasePoolSize ?? (roles.contains(.worker) ? 16 : 8),
+                                pooling: configuration.databasePooling,
+                                callDeadline: configuration.databaseCallTimeout)
         self.pool = pool
         let migrator = PostgresMigrator(conninfo: databaseURL, migrations: try SchemaMigrations.all(),
                                         pooling: configuration.databasePooling)
@@ -91,6 +96,7 @@ final class PayhookServer: Sendable {
             ]
         }
 
+        self.durability = DatabaseDurability(pool: pool, metrics: metrics, logger: logger)
         self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
         let adminAPIs = AdminRouter([
             DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool)),
@@ -232,6 +238,7 @@ final class PayhookServer: Sendable {
                                             stop: { worker.shutdown(gracePeriod: Self.jobGracePeriod) }))
         }
         services.append(maintenance)
+        services.append(durability)
         return services
     }
 

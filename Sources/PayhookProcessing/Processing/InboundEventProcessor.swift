@@ -20,6 +20,10 @@ package struct ProcessorSettings: Sendable, Equatable {
     var pollInterval: Duration = .seconds(1)
     /// Provider fetches in flight per batch.
     var maxConcurrentFetches: Int = 16
+    /// How long events that need a provider fetch stay claimed while it runs outside any
+    /// transaction (docs/decisions/0012). After a crash they are due again at its end; a fetch
+    /// that outlasts it loses the events to another processor, which fetches them again.
+    var fetchLease: Duration = .seconds(30)
     /// When a failed event is tried again. Equal jitter (half fixed, half random): after an
     /// outage every processor fails the same events at once, and this spreads their retries
     /// while keeping a floor, so no retry comes back immediately.
@@ -49,7 +53,9 @@ package struct BatchOutcome: Sendable, Equatable {
 ///
 /// Each batch is one transaction: claim up to ``ProcessorSettings/batchSize`` due pending rows
 /// with `FOR UPDATE SKIP LOCKED` (so any number of processors, in any number of processes,
-/// take disjoint rows), decode them and fetch provider state, lock every payment / order /
+/// take disjoint rows), decode them (events that need provider state are leased instead, and
+/// fetched and applied after the commit in a second transaction, so no transaction stays open
+/// across a provider call: docs/decisions/0012), lock every payment / order /
 /// token key the batch touches with transaction-scoped advisory locks in one sorted order
 /// (two processors with events of the same payment serialize and never deadlock), then apply
 /// each event inside its own SAVEPOINT so one failing event rolls back alone. Failed events
@@ -208,12 +214,21 @@ package final class InboundEventProcessor: Sendable {
     @discardableResult
     func processBatch() async throws -> BatchOutcome {
         var claimedIDs: [ClaimedInboundEvent] = []
+        var leased: FetchLease?
         let started = ContinuousClock.now
         do {
-            let outcome = try await pool.withConnection { connection in
+            var outcome = try await pool.withConnection { connection in
                 try await connection.transaction { connection in
-                    try await self.processBatch(on: connection) { claimedIDs = $0 }
+                    try await self.processBatch(on: connection, claimed: { claimedIDs = $0 }, leased: { leased = $0 })
                 }
+            }
+            if let leased {
+                // The claim is committed; from here a failure of the batch is the apply's.
+                claimedIDs = []
+                let applied = try await applyLeased(leased) { claimedIDs = $0 }
+                outcome.processed += applied.processed
+                outcome.retried += applied.retried
+                outcome.dead += applied.dead
             }
             metrics?.record(outcome, duration: ContinuousClock.now - started)
             return outcome
@@ -226,8 +241,24 @@ package final class InboundEventProcessor: Sendable {
         }
     }
 
+    /// Events claimed for a provider fetch outside the transaction: `token` is the
+    /// `next_attempt_at` the claim wrote, which the apply checks is still there.
+    struct FetchLease: Sendable {
+        let events: [ClaimedInboundEvent]
+        let token: Date
+    }
+
+    /// Whether interpreting the event may call a provider API (thin or to-be-confirmed webhooks).
+    private static func needsFetch(_ event: ClaimedInboundEvent) -> Bool {
+        !(event.provider == .adyen || event.provider == nil)
+    }
+
+    /// Claims a batch; applies the events that need no fetch in this transaction, and leases
+    /// the others (handed to `leased`) for ``applyLeased(_:claimed:)`` after the commit, so that
+    /// no transaction stays open across a provider call.
     private func processBatch(on connection: PostgresConnection,
-                              claimed report: ([ClaimedInboundEvent]) -> Void) async throws -> BatchOutcome {
+                              claimed report: ([ClaimedInboundEvent]) -> Void,
+                              leased: (FetchLease) -> Void) async throws -> BatchOutcome {
         let claimNow = now()
         let rows = try await connection.query(ProcessingSQL.shared.claimDue, [.timestamptz(claimNow), .int(Int64(settings.batchSize))])
         var claimed: [ClaimedInboundEvent] = []
@@ -240,10 +271,49 @@ package final class InboundEventProcessor: Sendable {
                 receivedAt: try row.decode("received_at")))
         }
         report(claimed)
-        var outcome = BatchOutcome(claimed: claimed.count)
+        let outcome = BatchOutcome(claimed: claimed.count)
         guard !claimed.isEmpty else { return outcome }
 
-        let plans = await interpretAll(claimed)
+        let remote = claimed.filter(Self.needsFetch)
+        if !remote.isEmpty {
+            let token = claimNow.addingTimeInterval(settings.fetchLease.seconds)
+            try await connection.query(ProcessingSQL.shared.leaseForFetch, [.integerArray(remote.map(\.id)), .timestamptz(token)])
+            leased(FetchLease(events: remote, token: token))
+        }
+        let local = remote.isEmpty ? claimed : claimed.filter { !Self.needsFetch($0) }
+        return try await apply(local, await interpretAll(local), outcome: outcome, on: connection)
+    }
+
+    /// Fetches the leased events' provider state with no transaction open, then applies them
+    /// in one transaction, skipping any whose lease ran out and was taken by another processor.
+    private func applyLeased(_ lease: FetchLease,
+                             claimed report: ([ClaimedInboundEvent]) -> Void) async throws -> BatchOutcome {
+        let plans = await interpretAll(lease.events)
+        return try await pool.withConnection { connection in
+            try await connection.transaction { connection in
+                let rows = try await connection.query(ProcessingSQL.shared.reclaimLeased, [
+                    .integerArray(lease.events.map(\.id)), .timestamptz(lease.token),
+                ])
+                let kept = Set(try rows.map { try $0.decode("id", as: Int64.self) })
+                var events: [ClaimedInboundEvent] = []
+                var keptPlans: [Result<[ApplicableEvent], ProcessingFailure>] = []
+                for (event, plan) in zip(lease.events, plans) where kept.contains(event.id) {
+                    events.append(event)
+                    keptPlans.append(plan)
+                }
+                report(events)
+                guard !events.isEmpty else { return BatchOutcome() }
+                return try await self.apply(events, keptPlans, outcome: BatchOutcome(), on: connection)
+            }
+        }
+    }
+
+    /// Locks, applies and records the outcome of claimed events whose plans are known, in the
+    /// caller's transaction.
+    private func apply(_ claimed: [ClaimedInboundEvent], _ plans: [Result<[ApplicableEvent], ProcessingFailure>],
+                       outcome: BatchOutcome, on connection: PostgresConnection) async throws -> BatchOutcome {
+        var outcome = outcome
+        guard !claimed.isEmpty else { return outcome }
         var keys: [AdvisoryLockKey] = []
         for plan in plans {
             if case .success(let events) = plan { keys += CanonicalEventApplier.lockKeys(for: events) }

@@ -17,6 +17,20 @@ package struct ProcessingSQL: SQLStatementSet {
         ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
         """
 
+    /// Leases claimed events for a provider fetch made outside the transaction
+    /// (docs/decisions/0012): not due again until `$2`, which is also the lease's token.
+    let leaseForFetch = """
+        UPDATE inbound_events SET next_attempt_at = $2 WHERE id = ANY($1::bigint[])
+        """
+
+    /// The leased events still pending and still under this lease's token, locked for the
+    /// apply. One whose lease ran out and was claimed again carries another token.
+    let reclaimLeased = """
+        SELECT id FROM inbound_events
+        WHERE id = ANY($1::bigint[]) AND status = 'pending' AND next_attempt_at = $2
+        ORDER BY id FOR UPDATE
+        """
+
     /// Transaction-scoped advisory locks on every business key the batch touches, taken in
     /// one sorted order so that two processors never wait on each other in a cycle.
     /// `$1` is a JSON array of key strings; the first lock key keeps payhook's locks apart
