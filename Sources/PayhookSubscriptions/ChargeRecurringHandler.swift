@@ -510,15 +510,20 @@ package struct ChargeRecurringHandler: JobHandler {
         if charge.attempt <= schedule.count {
             let next = charge.attempt + 1
             let key = Charge.idempotencyKey(namespace: try await InstallationNamespace.load(on: connection),
-                                            subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
+                                            subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next,
+                                            nonce: Charge.newKeyNonce())
             let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
-            try await connection.query(SubscriptionSQL.shared.insertRetryAttempt, [
+            // Keys carry a fresh nonce, so only the attempt's row tells that it exists already;
+            // a job is queued only for the row this call wrote.
+            let inserted = try await !connection.query(SubscriptionSQL.shared.insertRetryAttempt, [
                 .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
                 .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
-            ])
-            try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
-                idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
-                uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+            ]).rows.isEmpty
+            if inserted {
+                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
+                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                    uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+            }
         } else {
             let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
             if try await !connection.query(SubscriptionSQL.shared.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {

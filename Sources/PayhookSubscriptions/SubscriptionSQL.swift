@@ -356,6 +356,7 @@ package struct SubscriptionSQL: SQLStatementSet {
         SELECT $1, $2, $3, $4, $5, $6, 'resubmission', $7, $8, \(chargeReference("$7::text", "$4::text", "s.reference", "$2::int"))
         FROM subscriptions s WHERE s.id = $1
         ON CONFLICT DO NOTHING
+        RETURNING id
         """
 
     /// $1 subscription, $2 reason. A canceled, paused or already past-due one is left alone.

@@ -408,7 +408,7 @@ struct MoneySimulation {
             SELECT c.idempotency_key FROM charges c WHERE c.status = 'skipped'
               AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m WHERE m.subscription_id = c.subscription_id
                               AND m.type = 'subscription.charge_skipped'
-                              AND m.webhook_id = 'subscription.charge_skipped:' || c.subscription_id || ':c' || c.cycle || ':a' || c.attempt)
+                              AND m.fact_key = 'subscription.charge_skipped:' || c.subscription_id || ':c' || c.cycle || ':a' || c.attempt)
             """).rows
         for row in silentSkips {
             let key: String = try row.decode("idempotency_key")
