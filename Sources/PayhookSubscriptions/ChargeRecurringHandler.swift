@@ -502,9 +502,12 @@ package struct ChargeRecurringHandler: JobHandler {
             .int(charge.id), .text(Charge.Status.declinedSoft.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
             .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
         ]).rows.isEmpty else { return false }
-        // A subscription canceled or paused meanwhile is not chased.
-        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
-        case .active, .completed: break
+        // A canceled subscription is not chased. A paused one keeps its cycle: the next attempt
+        // is queued as usual and waits while paused (`hold`), resuming wakes it, and the merchant
+        // hears of the decline now, since nothing else would tell them until the retry settles.
+        let status = Subscription.Status(rawValue: loaded.subscriptionStatus)
+        switch status {
+        case .active, .completed, .paused: break
         default: return true
         }
         if charge.attempt <= schedule.count {
@@ -523,6 +526,13 @@ package struct ChargeRecurringHandler: JobHandler {
                 try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
                     idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
                     uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+            }
+            if status == .paused {
+                let reason = "declined while the subscription is paused: \(result.declineCode ?? result.providerStatus); attempt \(next) of cycle \(charge.cycle) is due at \(JSONOutput.format(due)) and runs once resumed"
+                try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                    "subscription.charge_failed",
+                    webhookID: "subscription.charge_failed:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
+                    loaded, result, reason: reason, status: .paused, at: now), on: connection)
             }
         } else {
             let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
