@@ -200,4 +200,18 @@ struct SubscriptionLifecycleTests {
         #expect(try await harness.subscription(id).status == .pastDue)
         #expect(try await callbackTypes(harness, id) == ["subscription.charge_failed"])
     }
+
+    @Test("resume names only skipped cycles that exist: none past max_cycles")
+    func resumeReportsOnlyExistingCycles() async throws {
+        let harness = try await SubscriptionHarness.make("life_resume_max", emulator: false)
+        defer { harness.stop() }
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen), every: 1, unit: .day, maxCycles: 3)
+        try await harness.scheduler().tick(now: harness.clock.now)
+        _ = try await harness.operations.pause(id: id, by: OperatorAction(actor: "ops"))
+        harness.clock.advance(by: 10 * 86_400 + 60)  // cycles 2 and 3 fall due while paused; 4 to 11 do not exist
+        _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "ops"))
+        #expect(try await callbackTypes(harness, id) == ["subscription.cycles_skipped"])
+        let body = try await harness.text("SELECT body AS v FROM merchant_callbacks WHERE subscription_id = $1", [.int(id)])
+        #expect(body?.contains(#""first_cycle":2,"last_cycle":3,"count":2"#) == true, "\(body ?? "")")
+    }
 }
