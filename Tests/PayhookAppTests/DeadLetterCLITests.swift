@@ -222,4 +222,20 @@ struct DeadLetterCLITests {
         let missing = await PayhookCLI.capture(["inbound", "reprocess", "--since", "1d"], environment: env)
         #expect(missing.termination == .exited(2))
     }
+
+    @Test("inbound reprocess sets a delivery pending once per run: one the processors finished again after the run started is left alone")
+    func reprocessOncePerRun() async throws {
+        let database = try await TestDatabase.migrated("dl_reprocess_once")
+        // `again` stands for a row this run set pending and a processor finished again before the
+        // run's next batch: its processed_at is later than the run's start.
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, status, attempts, processed_at, received_at)
+            VALUES ('adyen', 'before', '\\x7b7d', 'processed', 1, now() - interval '1 minute', now() - interval '1 hour'),
+                   ('adyen', 'again', '\\x7b7d', 'processed', 1, now() + interval '1 hour', now() - interval '1 hour')
+            """)
+        let run = await PayhookCLI.capture(["inbound", "reprocess", "--provider", "adyen", "--since", "1d", "--execute"],
+                                           environment: database.operatorEnvironment)
+        #expect(run.termination == .exited(0), "\(run.standardError)")
+        #expect(try await database.string("SELECT string_agg(dedup_key, ',') AS v FROM inbound_events WHERE status = 'pending'") == "before")
+    }
 }
