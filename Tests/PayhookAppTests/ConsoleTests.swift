@@ -116,6 +116,10 @@ struct ConsoleTests {
             #expect(try await console.send("POST", "/console/sign-out", cookie: cookie, form: [("csrf", session)]).status == 303)
             let after = try await console.send("GET", "/console/dead-letters", cookie: cookie)
             #expect(after.status == 303 && after.headers["location"] == "/console")
+            // The wrong token and the forged form started nothing, so only these are on record.
+            #expect(try await console.database.string("""
+                SELECT string_agg(action || ':' || actor, ',' ORDER BY id) AS v FROM audit_log WHERE target = 'console'
+                """) == "console.sign_in:night-shift,console.sign_out:night-shift")
 
             let proxied = try await console.send("GET", "/console", headers: [("X-Forwarded-Proto", "https")])
             #expect(proxied.headers["set-cookie"]?.contains("; Secure") == true, "behind a TLS proxy cookies are Secure")
