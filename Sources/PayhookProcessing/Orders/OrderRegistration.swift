@@ -71,12 +71,22 @@ package struct OrderService: Sendable {
 
     /// Registers `registration`, or adopts the order a webhook created first. Repeating an
     /// identical registration returns the order unchanged (`created == false`).
+    /// A `callback_url` must resolve only to addresses `CallbackDestinationPolicy` admits.
     /// A registration that changes the order is audited (`order.register`, by `action`'s actor)
     /// in the same transaction.
-    /// - Throws: `.conflict` when the order is registered with other values or a reference
-    ///   belongs to another order; `.databaseUnavailable`.
+    /// - Throws: `.invalidArgument` (field `callback_url`) for a refused callback URL;
+    ///   `.conflict` when the order is registered with other values or a reference belongs to
+    ///   another order; `.databaseUnavailable`.
     func register(_ registration: OrderRegistration,
                   by action: OperatorAction = OperatorAction(actor: "admin-api")) async throws(OperationsError) -> (order: OrderRecord, created: Bool) {
+        if let text = registration.callbackURL, let url = URL(string: text) {
+            // Checked again, resolved afresh, before every delivery (MerchantCallbackDelivery).
+            do {
+                _ = try await trigger.settings.callbackDestinations.destination(of: url)
+            } catch {
+                throw OperationsError.invalid("callback_url", error.description)
+            }
+        }
         do {
             return try await pool.transaction { connection in
                 try await register(registration, by: action, on: connection)
