@@ -135,7 +135,10 @@ struct DeadLetterCLITests {
         #expect(try await harness.payment(.pxp, "TXREPLAY")?.status == "captured")
         let events = try await database.int("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = $1", [.int(event)])
 
-        let again = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
+        let noNote = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
+        #expect(noNote.termination == .exited(2) && noNote.standardError.contains("--note"), "\(noNote.standardError)")
+        let again = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--note", "again", "--actor", "alice"],
+                                             environment: env)
         #expect(again.termination == .exited(0), "\(again.standardError)")
         #expect(again.standardOutput.contains("\(letter): already replayed; nothing changed"), "\(again.standardOutput)")
         #expect(try await harness.inbound(event).status == "processed", "a second replay does not requeue")
@@ -157,7 +160,7 @@ struct DeadLetterCLITests {
         let inbound = try await database.seedDeadInbound(provider: "adyen")
         let job = try await database.seedDeadJob()
         let untouched = try await database.seedDeadInbound(provider: "pxp")
-        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s", "--note", "API back"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         #expect(result.standardOutput.contains("replayed 1 of 1"), "\(result.standardOutput)")
@@ -190,7 +193,7 @@ struct DeadLetterCLITests {
     func unknownIDs() async throws {
         let database = try await TestDatabase.migrated("dl_unknown")
         let seeded = try await database.seedDeadInbound()
-        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "424242", "--execute"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "424242", "--execute", "--note", "x"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(1))
         #expect(result.standardError.contains("no dead letter with id 424242"), "\(result.standardError)")

@@ -34,7 +34,7 @@ struct FulfillmentEdgeTests {
         #expect(try await harness.runWorker(until: order.id, reaches: "failed"))
         let letter = try await openLetter(harness, reason: "merchant_gone")
 
-        let replay = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall"))
+        let replay = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall", note: "endpoint back"))
         #expect(replay.changed)
         #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))
         let received = harness.endpoint.received
@@ -72,7 +72,7 @@ struct FulfillmentEdgeTests {
         #expect(failed.reviewReason?.contains("order.paid callback failed") == true, "\(failed.reviewReason ?? "")")
         let letter = try await openLetter(harness, reason: "max_attempts_exceeded")
 
-        _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall"))
+        _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall", note: "endpoint back"))
         #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))
         #expect(harness.endpoint.received.count == 3)
         #expect(try await harness.order(order.id).callbacks.map(\.status) == ["delivered"])

@@ -239,14 +239,14 @@ struct MoneySimulation {
             case 60..<68:
                 let letters = try await world.letters.list(DeadLetterFilter())
                 if random.chance(30) {
-                    for letter in letters { _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim")) }
+                    for letter in letters { _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay")) }
                     report.steps.append("operator replays all (\(letters.count))")
                 } else if let letter = random.pick(letters) {
                     if letter.reason == "charge_outcome_unknown", random.chance(50) {
                         try await resolveFromLedger(world, letter)
                         report.steps.append("operator resolves charge letter \(letter.id)")
                     } else {
-                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay"))
                         report.steps.append("operator replays letter \(letter.id)")
                     }
                 }
@@ -308,7 +308,7 @@ struct MoneySimulation {
                     if letter.reason == "charge_outcome_unknown" {
                         try await resolveFromLedger(world, letter)
                     } else {
-                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay"))
                     }
                 }
             }
