@@ -13,11 +13,17 @@ struct PopulatedMigrationTests {
     ]
 
     /// Row count and an md5 of every row's text, in id order, per table.
+    /// Columns migrations after 0013 added, filled from what the row held (checked below);
+    /// left out of the fingerprint, which compares what the rows held before.
+    static let addedColumns = ["fact_key"]
+
     static func fingerprint(_ database: TestDatabase) async throws -> [String: String] {
         var result: [String: String] = [:]
+        let added = "{" + addedColumns.joined(separator: ",") + "}"
         for table in tables {
             result[table] = try await database.string("""
-                SELECT count(*) || ' ' || coalesce(md5(string_agg(t::text, '|' ORDER BY t.id)), '') AS v FROM \(table) t
+                SELECT count(*) || ' ' || coalesce(md5(string_agg((to_jsonb(t) - '\(added)'::text[])::text, '|' ORDER BY t.id)), '') AS v
+                FROM \(table) t
                 """)
         }
         return result
@@ -91,6 +97,8 @@ struct PopulatedMigrationTests {
         }
         #expect(applied.map(\.version) == all.map(\.version).filter { $0 > 13 })
         #expect(try await Self.fingerprint(database) == before, "a row changed or went missing")
+        #expect(try await database.string("SELECT fact_key AS v FROM merchant_callbacks") == "msg_1",
+                "a callback recorded before 0020 keeps its webhook_id as its fact key")
         for table in Self.tables {
             #expect(try await database.int("SELECT count(*) AS n FROM \(table)") > 0, "\(table) was not populated")
         }
