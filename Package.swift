@@ -60,7 +60,7 @@ let package = Package(
         // Processing, orders, fulfillment and merchant callbacks.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookAdmin"],
+                               "PayhookQueue", "PayhookAdmin", "PayhookIngress"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",

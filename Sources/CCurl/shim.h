@@ -26,6 +26,7 @@ struct payhook_curl_request {
     payhook_curl_sink on_header;   /* one complete header line per call, status lines included */
     payhook_curl_sink on_body;
     void *context;                 /* passed to both sinks */
+    struct curl_slist *resolve;    /* "host:port:address" pins, or NULL; NOT copied */
 };
 
 /* Resets a (possibly reused) easy handle and configures it for one request.
@@ -47,6 +48,7 @@ static inline CURLcode payhook_curl_prepare(CURL *easy, const struct payhook_cur
     PAYHOOK_CURL_SET(CURLOPT_HEADERDATA, r->context);
     PAYHOOK_CURL_SET(CURLOPT_WRITEFUNCTION, r->on_body);
     PAYHOOK_CURL_SET(CURLOPT_WRITEDATA, r->context);
+    if (r->resolve) PAYHOOK_CURL_SET(CURLOPT_RESOLVE, r->resolve);
     if (r->sends_body) {
         /* The size goes first: COPYPOSTFIELDS copies that many bytes. */
         PAYHOOK_CURL_SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_length);

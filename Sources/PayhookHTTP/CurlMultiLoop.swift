@@ -162,7 +162,7 @@ final class CurlMultiLoop: @unchecked Sendable {
                         body: body.baseAddress?.assumingMemoryBound(to: CChar.self), body_length: body.count,
                         sends_body: sendsBody ? 1 : 0, headers: transfer.headerList, timeout_ms: milliseconds,
                         on_header: curlHeaderSink, on_body: curlBodySink,
-                        context: Unmanaged.passUnretained(transfer).toOpaque())
+                        context: Unmanaged.passUnretained(transfer).toOpaque(), resolve: transfer.resolveList)
                     return payhook_curl_prepare(easy, &options)
                 }
             }

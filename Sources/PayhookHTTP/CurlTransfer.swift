@@ -21,6 +21,9 @@ final class CurlTransfer: @unchecked Sendable {
     let rejectedHeader: String?
     /// The request's header lines for CURLOPT_HTTPHEADER, which curl does not copy.
     let headerList: UnsafeMutablePointer<curl_slist>?
+    /// `host:port:address` for CURLOPT_RESOLVE when the request names its `connectAddress`;
+    /// curl does not copy it either.
+    let resolveList: UnsafeMutablePointer<curl_slist>?
 
     /// The easy handle while attached to the multi handle. Loop thread only.
     var easy: UnsafeMutableRawPointer?
@@ -58,10 +61,23 @@ final class CurlTransfer: @unchecked Sendable {
         }
         headerList = list
         rejectedHeader = rejected
+        resolveList = Self.resolveEntry(request).map { curl_slist_append(nil, $0) } ?? nil
     }
 
     deinit {
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
+    }
+
+    /// The CURLOPT_RESOLVE entry pinning the URL's host and port to `connectAddress`; nil
+    /// without one, for a host that is an address already, or for text that could break the
+    /// entry's syntax.
+    static func resolveEntry(_ request: HTTPClientRequest) -> String? {
+        guard let address = request.connectAddress, let host = request.url.host, !host.isEmpty,
+              !host.contains(":"), !host.hasPrefix("["),
+              address.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == ":" }) else { return nil }
+        let port = request.url.port ?? (request.url.scheme?.lowercased() == "https" ? 443 : 80)
+        return "\(host):\(port):" + (address.contains(":") ? "[\(address)]" : address)
     }
 
     private static func breaksLine(_ text: String) -> Bool {

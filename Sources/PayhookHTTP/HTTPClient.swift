@@ -9,16 +9,21 @@ public struct HTTPClientRequest: Sendable {
     public var body: [UInt8]
     /// Deadline for the whole call, including time spent waiting for a free slot.
     public var timeout: Duration
+    /// The numeric address to connect to instead of resolving the URL's host again, e.g. one a
+    /// caller resolved and checked itself (so a name that now resolves elsewhere cannot
+    /// redirect the call). TLS still verifies the certificate against the URL's host.
+    public var connectAddress: String?
 
     public init(
         method: String = "GET", url: URL, headers: [(String, String)] = [], body: [UInt8] = [],
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(10), connectAddress: String? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.connectAddress = connectAddress
     }
 }
 

@@ -58,8 +58,9 @@ public struct AddressAllowList: Sendable, Equatable {
     }
 
     /// Whether `address` (as the HTTP server reports it, e.g. `"127.0.0.1"`, `"::1"`) is in a
-    /// listed network. An IPv4-mapped IPv6 address is compared as IPv4.
-    func allows(_ address: String) -> Bool {
+    /// listed network. An IPv4-mapped IPv6 address is compared as IPv4. Also what callback
+    /// destinations are judged by (`CallbackDestinationPolicy`).
+    package func allows(_ address: String) -> Bool {
         guard var bytes = Self.addressBytes(address) else { return false }
         if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
             bytes = Array(bytes[12...])

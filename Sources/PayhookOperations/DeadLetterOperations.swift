@@ -87,11 +87,16 @@ package struct DeadLetterOperations: Sendable {
     /// An inbound event goes back to `pending` with `attempts = 0`, due now; a job to
     /// `available` with `attempt = 0`, run now. Error history (`last_error`, `errors`, the
     /// letter itself) is kept. If the work is no longer failed (already pending, processed,
-    /// running), the letter is only marked replayed, and `effect` says so.
-    /// - Throws: `.notFound`; `.sourceMissing` when the work row is gone (nothing is changed;
-    ///   discard the letter instead); `.databaseUnavailable`.
+    /// running), the letter is only marked replayed, and `effect` says so. Requires a note,
+    /// from every surface (CLI, admin API, console): the next person reads what was fixed.
+    /// - Throws: `.invalidArgument` (field `note`) without a note; `.notFound`; `.sourceMissing`
+    ///   when the work row is gone (nothing is changed; discard the letter instead);
+    ///   `.databaseUnavailable`.
     package func replay(id: Int64, by action: OperatorAction) async throws(OperationsError) -> ResolutionOutcome {
-        try await resolve(id: id, to: .replayed, by: action) { letter, connection in
+        guard let note = action.note, !note.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw OperationsError.invalid("note", "replaying needs a note saying what was fixed")
+        }
+        return try await resolve(id: id, to: .replayed, by: action) { letter, connection in
             switch letter.source {
             case .inboundEvent:
                 if try await connection.query(OperationsSQL.shared.requeueInboundEvent, [.int(letter.sourceID)]).affectedRows == 1 {

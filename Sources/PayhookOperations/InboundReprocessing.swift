@@ -35,13 +35,16 @@ package struct InboundReprocessing: Sendable {
 
     /// Sets the matching processed rows back to `pending` (attempts 0, due now) and audits it.
     ///
-    /// The upper bound is fixed when the call starts, so rows the processors finish again while
+    /// The run's start is read from the database clock (which writes `processed_at`) and bounds
+    /// both what was received and what was processed, so rows the processors finish again while
     /// this runs are not picked up a second time. The audit row is written first: an interrupted
     /// run is still on record.
     /// - Returns: how many rows were set pending.
     package func execute(provider: String, since: Date, by action: OperatorAction) async throws(OperationsError) -> Int64 {
         do {
-            let until = Date()
+            guard let until = try await pool.query(OperationsSQL.shared.databaseNow).rows.first?.decode("now", as: Date.self) else {
+                throw OperationsError(.databaseUnavailable, "the database did not answer its clock")
+            }
             let planned = try await count(provider: provider, since: since)
             try await pool.withConnection { connection in
                 try await AuditTrail.record(

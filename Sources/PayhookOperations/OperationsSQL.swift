@@ -70,12 +70,18 @@ package struct OperationsSQL: SQLStatementSet {
         """
 
     /// One batch of `inbound reprocess`: small, so processors and ingress never wait long on it.
+    /// $3 is when the run started (database clock): a row processed after it was set pending by
+    /// this run and processed again already, so it is not set pending a second time.
     let reprocessBatch = """
         UPDATE inbound_events SET status = 'pending', attempts = 0, next_attempt_at = now(), processed_at = NULL
         WHERE id IN (SELECT id FROM inbound_events
                      WHERE provider = $1 AND status = 'processed' AND received_at >= $2 AND received_at <= $3
+                       AND processed_at < $3
                      LIMIT $4)
         """
+
+    /// The database's clock, which `processed_at` is written with.
+    let databaseNow = "SELECT now() AS now"
 
     /// Everything the database-backed gauges need, in one round trip. Each part is served by a
     /// partial index (pending rows, open letters), so the cost follows the backlog, not the table.

@@ -524,23 +524,38 @@ package struct ChargeRecurringHandler: JobHandler {
             .int(charge.id), .text(Charge.Status.declinedSoft.rawValue), result.providerPaymentID.map(PostgresValue.text) ?? .null,
             .text(result.providerStatus), result.declineCode.map(PostgresValue.text) ?? .null,
         ]).rows.isEmpty else { return false }
-        // A subscription canceled or paused meanwhile is not chased.
-        switch Subscription.Status(rawValue: loaded.subscriptionStatus) {
-        case .active, .completed: break
+        // A canceled subscription is not chased. A paused one keeps its cycle: the next attempt
+        // is queued as usual and waits while paused (`hold`), resuming wakes it, and the merchant
+        // hears of the decline now, since nothing else would tell them until the retry settles.
+        let status = Subscription.Status(rawValue: loaded.subscriptionStatus)
+        switch status {
+        case .active, .completed, .paused: break
         default: return true
         }
         if charge.attempt <= schedule.count {
             let next = charge.attempt + 1
             let key = Charge.idempotencyKey(namespace: try await InstallationNamespace.load(on: connection),
-                                            subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next)
+                                            subscriptionID: charge.subscriptionID, cycle: charge.cycle, attempt: next,
+                                            nonce: Charge.newKeyNonce())
             let due = now.addingTimeInterval(Double(schedule[charge.attempt - 1].components.seconds))
-            try await connection.query(SubscriptionSQL.shared.insertRetryAttempt, [
+            // Keys carry a fresh nonce, so only the attempt's row tells that it exists already;
+            // a job is queued only for the row this call wrote.
+            let inserted = try await !connection.query(SubscriptionSQL.shared.insertRetryAttempt, [
                 .int(charge.subscriptionID), .int(Int64(charge.cycle)), .int(Int64(next)), .text(key),
                 .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
-            ])
-            try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
-                idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
-                uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+            ]).rows.isEmpty
+            if inserted {
+                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
+                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                    uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
+            }
+            if status == .paused {
+                let reason = "declined while the subscription is paused: \(result.declineCode ?? result.providerStatus); attempt \(next) of cycle \(charge.cycle) is due at \(JSONOutput.format(due)) and runs once resumed"
+                try await MerchantCallbackOutbox(queue: queue).enqueue(Self.callback(
+                    "subscription.charge_failed",
+                    webhookID: "subscription.charge_failed:\(charge.subscriptionID):c\(charge.cycle):a\(charge.attempt)",
+                    loaded, result, reason: reason, status: .paused, at: now), on: connection)
+            }
         } else {
             let reason = "dunning exhausted after \(charge.attempt) attempt(s) for cycle \(charge.cycle): \(result.declineCode ?? result.providerStatus)"
             if try await !connection.query(SubscriptionSQL.shared.markPastDue, [.int(charge.subscriptionID), .text(reason)]).rows.isEmpty {

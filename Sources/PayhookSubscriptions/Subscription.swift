@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookPostgres
 package import PayhookCore
+import PayhookProcessing
 
 /// One row of `subscriptions` with its vault token, as operators and the admin API see it.
 package struct Subscription: Sendable, Equatable {
@@ -170,12 +171,21 @@ package struct Charge: Sendable, Equatable {
         ])
     }
 
-    /// The idempotency key of one attempt: deterministic within an installation, so the
-    /// scheduler, a retry and a replay all name the same provider request, and prefixed with
-    /// the installation's namespace (`ph<8 hex>`, migration 0011) so that two deployments on one
-    /// provider account never send the same key. At most 64 characters (Mercado Pago's and
-    /// Adyen's limit) for any 64-bit id.
-    static func idempotencyKey(namespace: String, subscriptionID: Int64, cycle: Int, attempt: Int) -> String {
-        "\(namespace)-sub-\(subscriptionID)-c\(cycle)-a\(attempt)"
+    /// The idempotency key of one attempt, `<namespace>-sub-<id>-c<cycle>-a<attempt>-<nonce>`.
+    /// The key is made once, when the attempt's `charges` row is written, and every retry and
+    /// replay reads it back from that row, so they all name the same provider request. The
+    /// namespace (`ph<8 hex>`, migration 0011) keeps two deployments on one provider account
+    /// apart; the nonce (`newKeyNonce()`) keeps a restored backup or a staging clone apart from
+    /// the database it came from, whose namespace and id sequences it repeats.
+    /// At most 64 characters (Mercado Pago's and Adyen's limit) for any bigint id and integer
+    /// attempt with cycles below a million; PXP's 50 for ids below 10^10, cycles below 10^5 and
+    /// attempts below 100.
+    static func idempotencyKey(namespace: String, subscriptionID: Int64, cycle: Int, attempt: Int, nonce: String) -> String {
+        "\(namespace)-sub-\(subscriptionID)-c\(cycle)-a\(attempt)-\(nonce)"
     }
+
+    /// A fresh nonce for `idempotencyKey`: 8 hex characters. It only has to tell apart attempts
+    /// that share installation, subscription id, cycle and attempt number, which happens only
+    /// across a restore.
+    static func newKeyNonce() -> String { RestoreSafeSuffix.make(byteCount: 4) }
 }

@@ -187,11 +187,17 @@ package struct SubscriptionOperations: Sendable {
                 }
                 try await connection.query(SubscriptionSQL.shared.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
                 try await connection.query(SubscriptionSQL.shared.wakeWaitingCharges, [.int(id), .timestamptz(now)])
-                if cycle > subscription.cycle {
-                    // Cycles that fell due while it was not active are not charged; the merchant is told.
+                // Cycles that fell due while it was not active are not charged; the merchant is told
+                // of those that exist, none past max_cycles or end_at.
+                var lastSkipped = cycle - 1
+                if let maxCycles = subscription.maxCycles { lastSkipped = min(lastSkipped, maxCycles) }
+                if let endAt = subscription.endAt, let interval = subscription.interval {
+                    lastSkipped = min(lastSkipped, interval.lastCycle(dueAtOrBefore: endAt, start: subscription.startAt))
+                }
+                if lastSkipped >= subscription.cycle {
                     try await MerchantCallbackOutbox(queue: JobQueue(pool: pool)).enqueue(SubscriptionScheduler.skippedCallback(
                         subscriptionID: id, reference: subscription.reference, amountMinor: subscription.amountMinor,
-                        currency: subscription.currency, cycles: subscription.cycle...(cycle - 1),
+                        currency: subscription.currency, cycles: subscription.cycle...lastSkipped,
                         reason: "fell due while the subscription was \(subscription.status.rawValue); not charged after resuming",
                         at: now), on: connection)
                 }

@@ -359,12 +359,14 @@ package struct SubscriptionSQL: SQLStatementSet {
         SELECT $1, $2, $3, $4, $5, $6, 'resubmission', $7, $8, \(chargeReference("$7::text", "$4::text", "s.reference", "$2::int"))
         FROM subscriptions s WHERE s.id = $1
         ON CONFLICT DO NOTHING
+        RETURNING id
         """
 
-    /// $1 subscription, $2 reason. A canceled, paused or already past-due one is left alone.
+    /// $1 subscription, $2 reason. A canceled or already past-due one is left alone. A paused one
+    /// goes past due: its cycle failed for good, and resuming it is how an operator carries on.
     let markPastDue = """
         UPDATE subscriptions SET status = 'past_due', status_reason = $2, updated_at = now()
-        WHERE id = $1 AND status IN ('active', 'completed')
+        WHERE id = $1 AND status IN ('active', 'completed', 'paused')
         RETURNING id
         """
 

@@ -12,7 +12,7 @@ import PayhookProcessing
 /// assumed. Each batch is one transaction that claims due active subscriptions with
 /// `FOR UPDATE … SKIP LOCKED` (schedulers take disjoint rows; a row advanced by another
 /// scheduler is re-checked by PostgreSQL and no longer due), inserts the `charges` row of each
-/// due cycle with its deterministic idempotency key (`<namespace>-sub-<id>-c<cycle>-a1`), enqueues one
+/// due cycle with its idempotency key (`<namespace>-sub-<id>-c<cycle>-a1-<nonce>`), enqueues one
 /// `charge_recurring` job per charge with that key as `unique_key`, and advances `cycle` and
 /// `next_charge_at` (or completes the subscription after `max_cycles` / `end_at`). Either all
 /// of it commits or none, so a crash can neither lose a cycle nor schedule it twice; the unique
@@ -243,7 +243,8 @@ package final class SubscriptionScheduler: Sendable {
                         currency: due.currency, cycles: skipped, reason: reason, at: now), on: connection)
                 }
                 for charge in plan.charges {
-                    let key = Charge.idempotencyKey(namespace: namespace, subscriptionID: due.id, cycle: charge.cycle, attempt: 1)
+                    let key = Charge.idempotencyKey(namespace: namespace, subscriptionID: due.id, cycle: charge.cycle, attempt: 1,
+                                                 nonce: Charge.newKeyNonce())
                     charges.append(.object([
                         .init("subscription_id", .int(due.id)), .init("cycle", .int(Int64(charge.cycle))),
                         .init("idempotency_key", .string(key)), .init("amount_minor", .int(due.amountMinor)),

@@ -56,6 +56,8 @@ struct AdminOpenAPITests {
                 Call(method: "GET", template: "/v1/dead-letters/{id}", path: "/v1/dead-letters/\(inbound.letter)"),
                 Call(method: "GET", template: "/v1/dead-letters/{id}", path: "/v1/dead-letters/999999"),
                 Call(method: "POST", template: "/v1/dead-letters/{id}/replay", path: "/v1/dead-letters/\(inbound.letter)/replay"),
+                Call(method: "POST", template: "/v1/dead-letters/{id}/replay", path: "/v1/dead-letters/\(inbound.letter)/replay",
+                     body: #"{"note": "provider back"}"#),
                 Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard"),
                 Call(method: "POST", template: "/v1/dead-letters/{id}/discard", path: "/v1/dead-letters/\(job.letter)/discard",
                      body: #"{"note": "refunded by hand"}"#),

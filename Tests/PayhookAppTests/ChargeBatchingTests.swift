@@ -15,15 +15,16 @@ import Testing
 /// settled together, and the one-by-one path taking over whatever a batch must not decide.
 @Suite("Charge batching", .timeLimit(.minutes(3)))
 struct ChargeBatchingTests {
-    /// One due first attempt per provider, scheduled; returns their keys by provider.
+    /// One due first attempt per provider, scheduled; returns their keys (as stored) by provider.
     private func scheduleOnePerProvider(_ harness: SubscriptionHarness) async throws -> [ProviderID: (subscription: Int64, key: String)] {
-        var due: [ProviderID: (Int64, String)] = [:]
+        var subscriptions: [ProviderID: Int64] = [:]
         for provider in ProviderID.allCases {
             let token = try await harness.seedToken(provider)
-            let id = try await harness.subscribe(token: token, currency: "BRL")
-            due[provider] = (id, try await harness.key(id, cycle: 1))
+            subscriptions[provider] = try await harness.subscribe(token: token, currency: "BRL")
         }
         #expect(try await harness.scheduler().tick(now: harness.clock.now) == 3)
+        var due: [ProviderID: (Int64, String)] = [:]
+        for (provider, id) in subscriptions { due[provider] = (id, try await harness.key(id, cycle: 1)) }
         return due
     }
 

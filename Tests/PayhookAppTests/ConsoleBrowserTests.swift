@@ -75,8 +75,8 @@ struct ConsoleBrowserTests {
             VALUES ('adyen', 'PSP-ORDER-77', $1, 'order-77', 1999, 'EUR', 'captured', 'mc', 'credit')
             """, [.int(order)])
         try await database.query("""
-            INSERT INTO merchant_callbacks (webhook_id, type, order_id, url, body, status, attempts, last_status_code, delivered_at)
-            VALUES ('order.paid.' || $1, 'order.paid', $1, 'https://merchant.example/hooks', '{}', 'delivered', 2, 200, now())
+            INSERT INTO merchant_callbacks (webhook_id, fact_key, type, order_id, url, body, status, attempts, last_status_code, delivered_at)
+            VALUES ('order.paid.' || $1 || '.0123456789abcdef', 'order.paid.' || $1, 'order.paid', $1, 'https://merchant.example/hooks', '{}', 'delivered', 2, 200, now())
             """, [.int(order)])
         let token: Int64 = try #require(try await database.query("""
             INSERT INTO vault_tokens (provider, token, shopper_reference, brand, last4, expiry)

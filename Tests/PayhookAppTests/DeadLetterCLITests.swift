@@ -135,7 +135,10 @@ struct DeadLetterCLITests {
         #expect(try await harness.payment(.pxp, "TXREPLAY")?.status == "captured")
         let events = try await database.int("SELECT count(*) AS n FROM payment_events WHERE inbound_event_id = $1", [.int(event)])
 
-        let again = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
+        let noNote = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--actor", "alice"], environment: env)
+        #expect(noNote.termination == .exited(2) && noNote.standardError.contains("--note"), "\(noNote.standardError)")
+        let again = await PayhookCLI.capture(["dead-letters", "replay", String(letter), "--execute", "--note", "again", "--actor", "alice"],
+                                             environment: env)
         #expect(again.termination == .exited(0), "\(again.standardError)")
         #expect(again.standardOutput.contains("\(letter): already replayed; nothing changed"), "\(again.standardOutput)")
         #expect(try await harness.inbound(event).status == "processed", "a second replay does not requeue")
@@ -157,7 +160,7 @@ struct DeadLetterCLITests {
         let inbound = try await database.seedDeadInbound(provider: "adyen")
         let job = try await database.seedDeadJob()
         let untouched = try await database.seedDeadInbound(provider: "pxp")
-        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", "--all", "--source", "job", "--execute", "--rate", "100/s", "--note", "API back"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(0), "\(result.standardError)")
         #expect(result.standardOutput.contains("replayed 1 of 1"), "\(result.standardOutput)")
@@ -190,7 +193,7 @@ struct DeadLetterCLITests {
     func unknownIDs() async throws {
         let database = try await TestDatabase.migrated("dl_unknown")
         let seeded = try await database.seedDeadInbound()
-        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "424242", "--execute"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "424242", "--execute", "--note", "x"],
                                                  environment: database.operatorEnvironment)
         #expect(result.termination == .exited(1))
         #expect(result.standardError.contains("no dead letter with id 424242"), "\(result.standardError)")
@@ -221,5 +224,21 @@ struct DeadLetterCLITests {
 
         let missing = await PayhookCLI.capture(["inbound", "reprocess", "--since", "1d"], environment: env)
         #expect(missing.termination == .exited(2))
+    }
+
+    @Test("inbound reprocess sets a delivery pending once per run: one the processors finished again after the run started is left alone")
+    func reprocessOncePerRun() async throws {
+        let database = try await TestDatabase.migrated("dl_reprocess_once")
+        // `again` stands for a row this run set pending and a processor finished again before the
+        // run's next batch: its processed_at is later than the run's start.
+        try await database.query("""
+            INSERT INTO inbound_events (provider, dedup_key, body, status, attempts, processed_at, received_at)
+            VALUES ('adyen', 'before', '\\x7b7d', 'processed', 1, now() - interval '1 minute', now() - interval '1 hour'),
+                   ('adyen', 'again', '\\x7b7d', 'processed', 1, now() + interval '1 hour', now() - interval '1 hour')
+            """)
+        let run = await PayhookCLI.capture(["inbound", "reprocess", "--provider", "adyen", "--since", "1d", "--execute"],
+                                           environment: database.operatorEnvironment)
+        #expect(run.termination == .exited(0), "\(run.standardError)")
+        #expect(try await database.string("SELECT string_agg(dedup_key, ',') AS v FROM inbound_events WHERE status = 'pending'") == "before")
     }
 }

@@ -99,7 +99,8 @@ struct FulfillmentHarness: Sendable {
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue(pool: pool), settings: settings, metrics: metrics, logger: .silent)),
             AnyJobHandler(MerchantCallbackDelivery(
                 pool: pool, http: CurlHTTPClient(maxConcurrent: 8), signer: try StandardWebhookSigner(secret: Self.secret),
-                defaultURL: endpoint.url, timeout: .seconds(5), metrics: metrics, logger: .silent)),
+                defaultURL: endpoint.url, timeout: .seconds(5), metrics: metrics, logger: .silent,
+                destinations: settings.callbackDestinations)),
         ]
     }
 

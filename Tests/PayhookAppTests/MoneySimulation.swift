@@ -264,14 +264,14 @@ struct MoneySimulation {
             case 60..<68:
                 let letters = try await world.letters.list(DeadLetterFilter())
                 if random.chance(30) {
-                    for letter in letters { _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim")) }
+                    for letter in letters { _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay")) }
                     report.steps.append("operator replays all (\(letters.count))")
                 } else if let letter = random.pick(letters) {
                     if letter.reason == "charge_outcome_unknown", random.chance(50) {
                         try await resolveFromLedger(world, letter)
                         report.steps.append("operator resolves charge letter \(letter.id)")
                     } else {
-                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay"))
                         report.steps.append("operator replays letter \(letter.id)")
                     }
                 }
@@ -337,7 +337,7 @@ struct MoneySimulation {
                     if letter.reason == "charge_outcome_unknown" {
                         try await resolveFromLedger(world, letter)
                     } else {
-                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim"))
+                        _ = try? await world.letters.replay(id: letter.id, by: OperatorAction(actor: "sim", note: "simulated on-call replay"))
                     }
                 }
             }
@@ -514,7 +514,7 @@ struct MoneySimulation {
             SELECT c.idempotency_key FROM charges c WHERE c.status = 'skipped'
               AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m WHERE m.subscription_id = c.subscription_id
                               AND m.type = 'subscription.charge_skipped'
-                              AND m.webhook_id = 'subscription.charge_skipped:' || c.subscription_id || ':c' || c.cycle || ':a' || c.attempt)
+                              AND m.fact_key = 'subscription.charge_skipped:' || c.subscription_id || ':c' || c.cycle || ':a' || c.attempt)
             """).rows
         for row in silentSkips {
             let key: String = try row.decode("idempotency_key")

@@ -117,10 +117,10 @@ struct MultiProcessTests {
             """).rows.map { (try $0.decode("order_id", as: Int64.self), try $0.decode("n", as: Int64.self)) }
         #expect(callbacks.count == orders.count && callbacks.allSatisfy { $0.1 == 1 }, "order.paid rows: \(callbacks)")
         let rescued = Set(try await pool.query("""
-            SELECT m.webhook_id AS id FROM jobs j JOIN merchant_callbacks m ON m.id = (j.payload->>'callback_id')::bigint
+            SELECT m.fact_key AS id FROM jobs j JOIN merchant_callbacks m ON m.id = (j.payload->>'callback_id')::bigint
             WHERE j.kind = 'merchant_callback' AND j.errors::text LIKE '%lease expired%'
             """).rows.map { try $0.decode("id", as: String.self) })
-        let received = Dictionary(grouping: endpoint.received.compactMap { $0.header("webhook-id") }.filter { $0.hasPrefix("order.paid.") },
+        let received = Dictionary(grouping: endpoint.received.compactMap { $0.header("webhook-id").map(RestoreSafeIDs.factKey) }.filter { $0.hasPrefix("order.paid.") },
                                   by: { $0 }).mapValues(\.count)
         for order in orders {
             let id = FulfillOrderHandler.paidWebhookID(orderID: order)
@@ -132,7 +132,7 @@ struct MultiProcessTests {
         var executedPerCycle: [String: Int] = [:]
         for provider in ProviderID.allCases {
             for charge in emulator.executed(provider) {
-                guard let key = charge.idempotencyKey, let attempt = key.range(of: "-a", options: .backwards) else { continue }
+                guard let key = charge.idempotencyKey.map(RestoreSafeIDs.keyStem), let attempt = key.range(of: "-a", options: .backwards) else { continue }
                 executedPerCycle[String(key[..<attempt.lowerBound]), default: 0] += 1
             }
         }
@@ -477,7 +477,7 @@ struct MultiProcessWorld: Sendable {
             """, [.text("{\(orders.map(String.init).joined(separator: ","))}")]).rows
             .map { "\(try $0.decode("id", as: Int64.self)):\(try $0.decode("fulfillment_status", as: String.self))" }
         if !unfulfilled.isEmpty { missing.append("orders not fulfilled: \(unfulfilled)") }
-        let paidIDs = Set(endpoint.received.compactMap { $0.header("webhook-id") })
+        let paidIDs = Set(endpoint.received.compactMap { $0.header("webhook-id").map(RestoreSafeIDs.factKey) })
         let unpaid = orders.filter { !paidIDs.contains(FulfillOrderHandler.paidWebhookID(orderID: $0)) }
         if !unpaid.isEmpty { missing.append("orders without order.paid at the merchant: \(unpaid)") }
         let charged = try await pool.query("""

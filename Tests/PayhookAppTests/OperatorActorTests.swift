@@ -20,7 +20,7 @@ struct OperatorActorTests {
         let database = try await TestDatabase.migrated("actor_os")
         let seeded = try await database.seedDeadJob()
         // Exactly this environment: no USER, no LOGNAME.
-        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "--execute"],
+        let result = await PayhookCLI.capture(["dead-letters", "replay", String(seeded.letter), "--execute", "--note", "job fixed"],
                                                  environment: ["DATABASE_URL": database.url])
         #expect(result.termination == .exited(0), "\(result.standardError)")
         let account = try Self.accountName()

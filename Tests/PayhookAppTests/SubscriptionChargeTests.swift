@@ -36,7 +36,7 @@ struct SubscriptionChargeTests {
             harness.clock.advance(by: 31 * 86_400)
         }
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded", "2/1:succeeded", "3/1:succeeded"])
-        let executed = harness.emulator.executedByKey(provider)
+        let executed = harness.emulator.executedByAttempt(provider)
         #expect(executed == Dictionary(uniqueKeysWithValues: (1...3).map { ("\(ns)-sub-\(id)-c\($0)-a1", 1) }))
         let charges = try await harness.charges(id)
         #expect(charges.allSatisfy { $0.providerPaymentID != nil && $0.settledAt != nil && $0.calls == 1 })
@@ -79,7 +79,7 @@ struct SubscriptionChargeTests {
         harness.clock.advance(by: 60)
         try await harness.runChargeJobs(handler)
         #expect(try await harness.chargeSummary(id) == ["1/1:declined_soft", "1/2:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1, "\(ns)-sub-\(id)-c1-a2": 1])
+        #expect(harness.emulator.executedByAttempt(provider) == ["\(ns)-sub-\(id)-c1-a1": 1, "\(ns)-sub-\(id)-c1-a2": 1])
         #expect(try await harness.subscription(id).status == .active)
         let first = try #require(try await harness.charges(id).first)
         #expect(first.declineCode?.hasPrefix(provider.softDeclineCode) == true)
@@ -102,7 +102,7 @@ struct SubscriptionChargeTests {
         let subscription = try await harness.subscription(id)
         #expect(subscription.status == .pastDue)
         #expect(subscription.statusReason?.contains("dunning exhausted") == true)
-        #expect(try await harness.text("SELECT string_agg(type || '@' || webhook_id, ',') AS v FROM merchant_callbacks")
+        #expect(try await harness.text("SELECT string_agg(type || '@' || fact_key, ',') AS v FROM merchant_callbacks")
                 == "subscription.past_due@subscription.past_due:\(id):c1")
         #expect(try await harness.int("SELECT count(*) AS n FROM jobs WHERE kind = 'merchant_callback'") == 1)
         // Past due: the next cycle is not scheduled.
@@ -143,7 +143,7 @@ struct SubscriptionChargeTests {
         let outcomes = try await harness.runChargeJobs(harness.handler())
         #expect(outcomes.first.map { if case .retry = $0 { true } else { false } } == true, "\(outcomes)")
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByAttempt(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
         let charge = try #require(try await harness.charges(id).first)
         #expect(charge.calls >= 2)
         #expect(harness.metrics.counterValue("payhook_charges_total", [("provider", provider.rawValue), ("outcome", "unknown")]) >= 1)
@@ -171,7 +171,7 @@ struct SubscriptionChargeTests {
             return
         }
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByAttempt(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
     }
 
     @Test("a worker killed between the provider call and the database update: the rescued job settles the charge with one charge at the provider",
@@ -197,7 +197,7 @@ struct SubscriptionChargeTests {
 
         try await harness.runChargeJobs(harness.handler())
         #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
-        #expect(harness.emulator.executedByKey(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
+        #expect(harness.emulator.executedByAttempt(provider) == ["\(ns)-sub-\(id)-c1-a1": 1])
         #expect(try await harness.text("SELECT state AS v FROM jobs WHERE id = $1", [.int(job.id)]) == "succeeded")
     }
 

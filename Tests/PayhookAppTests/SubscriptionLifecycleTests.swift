@@ -154,4 +154,64 @@ struct SubscriptionLifecycleTests {
             #expect(error.code == .unprocessable && error.field == "start_at" && error.httpStatus == 422)
         }
     }
+
+    @Test("a decline settled while the subscription is paused keeps its cycle: the merchant is told, the retry waits, and resume charges it")
+    func declineSettledWhilePaused() async throws {
+        let harness = try await SubscriptionHarness.make("life_paused_decline", clientTimeout: .seconds(2))
+        defer { harness.stop() }
+        harness.emulator.failCharges(.adyen, with: .status(503))
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen))
+        try await harness.scheduler().tick(now: harness.clock.now)
+        try await harness.runChargeJobs(harness.handler(), rounds: 1)
+        let lost = try #require(try await harness.charges(id).first)
+        #expect(lost.status == "unknown")
+
+        _ = try await harness.operations.pause(id: id, by: OperatorAction(actor: "ops"))
+        let operations = ChargeOperations(pool: harness.pool, queue: harness.queue, settings: harness.settings,
+                                          now: { [clock = harness.clock] in clock.now })
+        _ = try await operations.resolve(id: lost.id, as: .failed, providerPaymentID: nil,
+                                         by: OperatorAction(actor: "ops", note: "not in the Customer Area"))
+        #expect(try await harness.chargeSummary(id) == ["1/1:declined_soft", "1/2:pending"])
+        #expect(try await callbackTypes(harness, id) == ["subscription.charge_failed"])
+        let body = try #require(try await harness.text("SELECT body AS v FROM merchant_callbacks WHERE subscription_id = $1", [.int(id)]))
+        #expect(body.contains(#""status":"paused""#) && body.contains(#""cycle":1,"attempt":1"#), "\(body)")
+
+        // Paused: the retry's due time passes and nothing is sent.
+        harness.clock.advance(by: 86_400 + 60)
+        try await harness.runChargeJobs(harness.handler())
+        #expect(harness.emulator.executed(.adyen).isEmpty)
+        _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "ops"))
+        try await harness.runChargeJobs(harness.handler())
+        #expect(try await harness.chargeSummary(id) == ["1/1:declined_soft", "1/2:succeeded"])
+    }
+
+    @Test("a hard decline settled while the subscription is paused makes it past due and tells the merchant")
+    func hardDeclineSettledWhilePaused() async throws {
+        let harness = try await SubscriptionHarness.make("life_paused_hard", clientTimeout: .seconds(2))
+        defer { harness.stop() }
+        harness.emulator.script(.adyen, [.declined(code: ProviderID.adyen.hardDeclineCode)])
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen))
+        try await harness.scheduler().tick(now: harness.clock.now)
+        // The operator pauses while the charge is at the provider; its decline settles after.
+        let operations = harness.operations
+        let handler = harness.handler(afterProviderCall: { _ in _ = try await operations.pause(id: id, by: OperatorAction(actor: "ops")) })
+        try await harness.runChargeJobs(handler)
+        #expect(try await harness.chargeSummary(id) == ["1/1:declined_hard"])
+        #expect(try await harness.subscription(id).status == .pastDue)
+        #expect(try await callbackTypes(harness, id) == ["subscription.charge_failed"])
+    }
+
+    @Test("resume names only skipped cycles that exist: none past max_cycles")
+    func resumeReportsOnlyExistingCycles() async throws {
+        let harness = try await SubscriptionHarness.make("life_resume_max", emulator: false)
+        defer { harness.stop() }
+        let id = try await harness.subscribe(token: try await harness.seedToken(.adyen), every: 1, unit: .day, maxCycles: 3)
+        try await harness.scheduler().tick(now: harness.clock.now)
+        _ = try await harness.operations.pause(id: id, by: OperatorAction(actor: "ops"))
+        harness.clock.advance(by: 10 * 86_400 + 60)  // cycles 2 and 3 fall due while paused; 4 to 11 do not exist
+        _ = try await harness.operations.resume(id: id, by: OperatorAction(actor: "ops"))
+        #expect(try await callbackTypes(harness, id) == ["subscription.cycles_skipped"])
+        let body = try await harness.text("SELECT body AS v FROM merchant_callbacks WHERE subscription_id = $1", [.int(id)])
+        #expect(body?.contains(#""first_cycle":2,"last_cycle":3,"count":2"#) == true, "\(body ?? "")")
+    }
 }

@@ -146,9 +146,16 @@ struct SubscriptionHarness: Sendable {
         try #require(try await text("SELECT key_namespace AS v FROM installation"))
     }
 
-    /// The idempotency key the scheduler or dunning gives an attempt in this database.
+    /// The idempotency key stored for an attempt; for an attempt without a row yet, a fresh one
+    /// in the form the scheduler or dunning would give it (ask again after inserting it).
     func key(_ subscription: Int64, cycle: Int, attempt: Int = 1) async throws -> String {
-        Charge.idempotencyKey(namespace: try await namespace(), subscriptionID: subscription, cycle: cycle, attempt: attempt)
+        if let stored = try await text("""
+            SELECT idempotency_key AS v FROM charges WHERE subscription_id = $1 AND cycle = $2 AND attempt = $3
+            """, [.int(subscription), .int(Int64(cycle)), .int(Int64(attempt))]) {
+            return stored
+        }
+        return Charge.idempotencyKey(namespace: try await namespace(), subscriptionID: subscription, cycle: cycle, attempt: attempt,
+                                     nonce: Charge.newKeyNonce())
     }
 
     /// `cycle/attempt:status` of every charge, oldest first.
@@ -201,6 +208,14 @@ extension ProviderEmulator {
     func executedByKey(_ provider: ProviderID) -> [String: Int] {
         var counts: [String: Int] = [:]
         for charge in executed(provider) { counts[charge.idempotencyKey ?? "-", default: 0] += 1 }
+        return counts
+    }
+
+    /// Executed charges per attempt: the idempotency key without its random nonce
+    /// (`<namespace>-sub-<id>-c<cycle>-a<attempt>`).
+    func executedByAttempt(_ provider: ProviderID) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for charge in executed(provider) { counts[RestoreSafeIDs.keyStem(charge.idempotencyKey ?? "-"), default: 0] += 1 }
         return counts
     }
 }

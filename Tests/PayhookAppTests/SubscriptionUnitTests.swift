@@ -108,10 +108,14 @@ struct SubscriptionUnitTests {
         #expect(last.charges.map(\.cycle) == [3] && last.status == .completed)
     }
 
-    @Test("idempotency keys carry the installation namespace, are deterministic and fit 64 characters for any ids the columns hold (bigint id, integer cycle and attempt)")
+    @Test("idempotency keys carry the installation namespace and a fresh random nonce, and fit Adyen's and Mercado Pago's 64 characters and PXP's 50")
     func keys() {
-        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: 42, cycle: 3, attempt: 2) == "ph0a1b2c3d-sub-42-c3-a2")
-        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: .max, cycle: Int(Int32.max), attempt: Int(Int32.max)).count <= 64)
+        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: 42, cycle: 3, attempt: 2, nonce: "0badf00d") == "ph0a1b2c3d-sub-42-c3-a2-0badf00d")
+        let nonces = Set((0..<64).map { _ in Charge.newKeyNonce() })
+        #expect(nonces.count == 64 && nonces.allSatisfy { $0.range(of: "^[0-9a-f]{8}$", options: .regularExpression) != nil }, "\(nonces)")
+        let nonce = Charge.newKeyNonce()
+        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: .max, cycle: 999_999, attempt: Int(Int32.max), nonce: nonce).count <= 64)
+        #expect(Charge.idempotencyKey(namespace: "ph0a1b2c3d", subscriptionID: 9_999_999_999, cycle: 99_999, attempt: 99, nonce: nonce).count <= 50)
     }
 
     @Test("the dunning schedule parses d/h/m/s lists and none; bad entries name the problem")

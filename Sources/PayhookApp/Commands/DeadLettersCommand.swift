@@ -18,10 +18,11 @@ struct DeadLettersCommand: CommandGroup {
                                     letters, newest first (default: open ones, at most 100)
           show ID [--json]          the letter, its error history, the raw delivery or job payload,
                                     and what a replay would do
-          replay ID... | --all [list filters] [--execute] [--rate N/s] [--note TEXT] [--actor NAME] [--json]
+          replay ID... | --all [list filters] [--execute --note TEXT] [--rate N/s] [--actor NAME] [--json]
                                     DRY RUN unless --execute: puts the work back in its queue
                                     (attempts reset, history kept), throttled (default 50/s),
-                                    and marks the letters replayed; replaying twice changes nothing
+                                    and marks the letters replayed; replaying twice changes nothing;
+                                    --execute needs a note saying what was fixed
           discard ID... --note TEXT [--actor NAME] [--json]
                                     marks letters discarded (the work stays failed); needs a note
 
@@ -94,6 +95,9 @@ struct DeadLettersCommand: CommandGroup {
         }
         guard let actor = actorIfExecuting(parsed) else { return 2 }
         let execute = parsed.flags.contains("--execute")
+        if execute, (parsed.values["--note"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return usageError("replay --execute needs --note TEXT saying what was fixed")
+        }
         let json = parsed.flags.contains("--json")
         return await withOperations { operations in
             let letters = all ? try await operations.matching(filter) : try await operations.letters(ids: ids)

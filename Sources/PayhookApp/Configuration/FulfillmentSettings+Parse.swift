@@ -1,4 +1,5 @@
 import Foundation
+import PayhookIngress
 import PayhookProcessing
 
 extension EnvironmentReader {
@@ -14,6 +15,12 @@ extension EnvironmentReader {
             }
         }
         settings.callbackTimeout = .seconds(integer("PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS", default: 10, range: 1...300))
+        if let text = string("PAYHOOK_CALLBACK_ALLOWED_CIDRS") {
+            switch AddressAllowList.parse(text) {
+            case .success(let networks): settings.callbackDestinations = CallbackDestinationPolicy(allowed: networks)
+            case .failure(let failure): problem("PAYHOOK_CALLBACK_ALLOWED_CIDRS", failure.message)
+            }
+        }
         return settings
     }
 

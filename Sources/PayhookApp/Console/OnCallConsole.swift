@@ -115,7 +115,7 @@ struct OnCallConsole: Sendable {
         case ("GET", 1, "icon.svg"):
             return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml")], body: Array(ConsoleAssets.icon.utf8))
         case ("POST", 1, "sign-in"):
-            return signIn(context, cookies: cookies)
+            return await signIn(context, cookies: cookies)
         default:
             break
         }
@@ -147,6 +147,7 @@ struct OnCallConsole: Sendable {
         case ("GET", 0, _):
             return try await ConsolePages.overview(page, reads: reads)
         case ("POST", 1, "sign-out"):
+            try await audit("console.sign_out", actor: session.actor, context)
             sessions.end(session.id)
             return Self.redirect("/console", cookies: [Self.cookie(ConsoleSessions.cookieName, "", maxAge: 0, secure: context.secure)])
         case ("GET", 1, "dead-letters"):
@@ -190,7 +191,16 @@ struct OnCallConsole: Sendable {
         return response
     }
 
-    private func signIn(_ context: Context, cookies: [String: String]) -> HTTPResponse {
+    /// One console session event in the audit trail, with where the browser connected from.
+    private func audit(_ action: String, actor: String, _ context: Context) async throws {
+        try await reads.pool.withConnection { connection in
+            try await AuditTrail.record(on: connection, actor: actor, action: action, target: "console", details: [
+                .init("via", .string("console")), .init("remote_addr", .string(context.request.remoteAddress)),
+            ])
+        }
+    }
+
+    private func signIn(_ context: Context, cookies: [String: String]) async -> HTTPResponse {
         // Double-submit: a page on another origin can post this form but cannot read or set our
         // cookie, so it cannot make the two match (and SameSite=Strict withholds the cookie).
         guard let expected = cookies[Self.signInCookie], !expected.isEmpty,
@@ -207,6 +217,12 @@ struct OnCallConsole: Sendable {
         }
         let name = (context.form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let actor = name.isEmpty ? defaultActor : String(name.prefix(64))
+        // No session without its record: who acted through the console is always on file.
+        do {
+            try await audit("console.sign_in", actor: actor, context)
+        } catch {
+            return signInPage(context, error: "The sign-in could not be recorded (database unavailable), so no session was started.", status: 503)
+        }
         let session = sessions.start(actor: actor)
         return Self.redirect("/console", cookies: [
             Self.cookie(Self.signInCookie, "", maxAge: 0, secure: context.secure),

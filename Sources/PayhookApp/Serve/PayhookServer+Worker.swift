@@ -29,13 +29,14 @@ extension PayhookServer {
             AnyJobHandler(MerchantCallbackDelivery(pool: pool, http: http, signer: signer,
                                                    defaultURL: configuration.fulfillmentURL,
                                                    timeout: configuration.fulfillment.callbackTimeout,
-                                                   metrics: metrics, logger: workerLogger)),
+                                                   metrics: metrics, logger: workerLogger,
+                                                   destinations: configuration.fulfillment.callbackDestinations)),
             subscriptions.chargeHandler,
         ]
         metrics.describe("payhook_fulfillments_total", type: "counter",
                          help: "fulfill_order decisions: verified (order.paid queued) or needs_review (mismatch, not fulfilled).")
         metrics.describe("payhook_merchant_callbacks_total", type: "counter",
-                         help: "Merchant callback attempts by type and outcome (delivered, gone, failed_attempt, error).")
+                         help: "Merchant callback attempts by type and outcome (delivered, gone, failed_attempt, error, refused).")
         let jobMetrics = JobMetrics(registry: metrics)
         return try JobWorker(queue: queue, handlers: handlers.map(jobMetrics.instrument),
                              configuration: JobWorker.Configuration(

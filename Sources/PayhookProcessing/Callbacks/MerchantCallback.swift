@@ -7,8 +7,11 @@ package import PayhookQueue
 /// `subscription.paused`, …), delivered as a signed Standard Webhooks POST by the
 /// `merchant_callback` job.
 package struct MerchantCallback: Sendable {
-    /// The `webhook-id`: derived from the business fact, never random, so the same fact always
-    /// yields the same id and the merchant can deduplicate across our retries and replays.
+    /// The business fact's key (`order.paid.<order id>`): a fact is reported once, so a second
+    /// callback with the same key is not recorded. The `webhook-id` the merchant receives is this
+    /// key and a random suffix (`RestoreSafeSuffix`), made when the callback is recorded and sent
+    /// on every attempt and replay, so it stays the same for one callback and never repeats
+    /// after a database restore rolls the ids in the key back (migration 0020).
     var webhookID: String
     /// The event type, e.g. `order.paid`.
     var type: String
@@ -49,32 +52,38 @@ package struct MerchantCallbackOutbox: Sendable {
         self.queue = queue
     }
 
-    /// Records `callback` and enqueues its delivery, unless a callback with the same
-    /// `webhookID` exists already (then nothing changes: the fact was reported before).
+    /// Records `callback` with its `webhook-id` and enqueues its delivery, unless a callback for
+    /// the same fact (`webhookID`) exists already (then nothing changes: the fact was reported
+    /// before).
     /// - Returns: true when the callback is new.
     /// - Throws: `PostgresError`; inside a transaction the caller rolls back.
     @discardableResult
     package func enqueue(_ callback: MerchantCallback, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
+        let sentID = Self.webhookID(factKey: callback.webhookID, suffix: RestoreSafeSuffix.make(byteCount: 8))
         let rows = try await connection.query(CallbackSQL.shared.insertCallback, [
             .text(callback.webhookID), .text(callback.type), callback.orderID.map(PostgresValue.int) ?? .null,
             callback.subscriptionID.map(PostgresValue.int) ?? .null, callback.url.map(PostgresValue.text) ?? .null,
-            .text(callback.body),
+            .text(callback.body), .text(sentID),
         ])
         guard let id = try rows.rows.first?.decode("id", as: Int64.self) else { return false }
         try await queue.enqueue(kind: JobKind.merchantCallback.rawValue, payload: "{\"callback_id\":\(id)}",
-                                uniqueKey: JobKind.merchantCallback.uniqueKey(callback.webhookID), on: connection)
+                                uniqueKey: JobKind.merchantCallback.uniqueKey(sentID), on: connection)
         return true
     }
+
+    /// The `webhook-id` sent for the fact `factKey`: `<fact key>.<16 hex>`.
+    package static func webhookID(factKey: String, suffix: String) -> String { "\(factKey).\(suffix)" }
 }
 
 package struct CallbackSQL: SQLStatementSet {
     /// The instance callers read statements from; `SQLStatementSet` lists its properties.
     package static let shared = CallbackSQL()
 
+    /// $1 fact key, $2 type, $3 order, $4 subscription, $5 url, $6 body, $7 webhook-id.
     let insertCallback = """
-        INSERT INTO merchant_callbacks (webhook_id, type, order_id, subscription_id, url, body)
-        VALUES ($1, $2, $3, $4, $5, $6)
-        ON CONFLICT (webhook_id) DO NOTHING
+        INSERT INTO merchant_callbacks (fact_key, type, order_id, subscription_id, url, body, webhook_id)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)
+        ON CONFLICT (fact_key) DO NOTHING
         RETURNING id
         """
 

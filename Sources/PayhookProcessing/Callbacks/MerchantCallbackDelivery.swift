@@ -11,8 +11,14 @@ package import PayhookQueue
 /// back); any other status, a timeout or a connection failure is retried with the queue's
 /// backoff, always under the same `webhook-id`, and after the last attempt the callback (and
 /// the order of an `order.paid`) is `failed`. Replaying the dead letter delivers it again.
+///
+/// An order's own `callback_url` is checked before every attempt (`CallbackDestinationPolicy`:
+/// resolved afresh, sent to the address checked); a refused one is `failed` at once and
+/// dead-lettered (`callback_url_refused`). `PAYHOOK_FULFILLMENT_URL` is trusted as configured.
 package struct MerchantCallbackDelivery: JobHandler {
-    package init(pool: PostgresPool, http: any HTTPClient, signer: StandardWebhookSigner?, defaultURL: String?, timeout: Duration, metrics: MetricsRegistry, logger: Logger) {
+    package init(pool: PostgresPool, http: any HTTPClient, signer: StandardWebhookSigner?, defaultURL: String?, timeout: Duration, metrics: MetricsRegistry, logger: Logger,
+                 destinations: CallbackDestinationPolicy = CallbackDestinationPolicy()) {
+        self.destinations = destinations
         self.pool = pool
         self.http = http
         self.signer = signer
@@ -30,6 +36,8 @@ package struct MerchantCallbackDelivery: JobHandler {
     let signer: StandardWebhookSigner?
     /// `PAYHOOK_FULFILLMENT_URL`, used when a callback names no URL of its own.
     let defaultURL: String?
+    /// What an order's own `callback_url` may reach.
+    let destinations: CallbackDestinationPolicy
     let timeout: Duration
     let metrics: MetricsRegistry
     let logger: Logger
@@ -60,9 +68,28 @@ package struct MerchantCallbackDelivery: JobHandler {
         guard let signer else {
             return .retry(error: "PAYHOOK_FULFILLMENT_SECRET is not set: callbacks are never sent unsigned")
         }
-        guard let urlText = try row.decode("url", as: String?.self) ?? defaultURL,
+        let ownURL: String? = try row.decode("url")
+        guard let urlText = ownURL ?? defaultURL,
               let url = URL(string: urlText), url.scheme == "http" || url.scheme == "https" else {
             return .retry(error: "no callback URL: set PAYHOOK_FULFILLMENT_URL or the order's callback_url")
+        }
+        // The order's own URL came through the admin API: checked again now, since what its
+        // name resolves to may have changed since registration, and called at the address checked.
+        var connectAddress: String?
+        if let ownURL, ownURL != defaultURL {
+            do {
+                connectAddress = try await destinations.destination(of: url)
+            } catch {
+                let reason = "callback_url_refused: \(error.description)"
+                try await pool.transaction { connection in
+                    try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("failed"), .null, .text(reason)])
+                    if type == "order.paid", let orderID {
+                        try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
+                    }
+                }
+                count(type, "refused")
+                return .discard(reason: reason)
+            }
         }
         let webhookID: String = try row.decode("webhook_id")
         let body = Array(try row.decode("body", as: String.self).utf8)
@@ -74,7 +101,7 @@ package struct MerchantCallbackDelivery: JobHandler {
         let response: HTTPClientResponse
         do {
             response = try await http.send(HTTPClientRequest(method: "POST", url: url, headers: headers, body: body,
-                                                             timeout: timeout))
+                                                             timeout: timeout, connectAddress: connectAddress))
         } catch {
             let message = "merchant endpoint unreachable: \(error.kind)"
             try await recordFailedAttempt(id, job, type: type, orderID: orderID, code: nil, error: message)

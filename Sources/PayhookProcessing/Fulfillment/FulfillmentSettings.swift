@@ -9,6 +9,9 @@ public struct FulfillmentSettings: Sendable, Equatable {
     public var allowedFunding: Set<String>?
     /// Deadline of one callback POST (`PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS`, default 10).
     public var callbackTimeout: Duration = .seconds(10)
+    /// Where an order's own `callback_url` may point (`PAYHOOK_CALLBACK_ALLOWED_CIDRS` admits
+    /// internal networks); `PAYHOOK_FULFILLMENT_URL` is not subject to it.
+    public var callbackDestinations = CallbackDestinationPolicy()
 
     public init() {}
 

@@ -23,7 +23,10 @@ package struct OrderAdminAPI: AdminRoutes {
                 return OperationsError.invalid("Content-Type", "send the body as application/json").httpResponse
             }
             let registration = try OrderRegistration.parse(request.body)
-            let (order, created) = try await service.register(registration)
+            let action = OperatorAction(actor: "admin-api", context: [
+                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
+            ])
+            let (order, created) = try await service.register(registration, by: action)
             return .admin(created ? 201 : 200, order.json)
         case ("GET", 1):
             let id = try AdminRequest.pathID(route[0], of: "order")

@@ -71,19 +71,33 @@ package struct OrderService: Sendable {
 
     /// Registers `registration`, or adopts the order a webhook created first. Repeating an
     /// identical registration returns the order unchanged (`created == false`).
-    /// - Throws: `.conflict` when the order is registered with other values or a reference
-    ///   belongs to another order; `.databaseUnavailable`.
-    func register(_ registration: OrderRegistration) async throws(OperationsError) -> (order: OrderRecord, created: Bool) {
+    /// A `callback_url` must resolve only to addresses `CallbackDestinationPolicy` admits.
+    /// A registration that changes the order is audited (`order.register`, by `action`'s actor)
+    /// in the same transaction.
+    /// - Throws: `.invalidArgument` (field `callback_url`) for a refused callback URL;
+    ///   `.conflict` when the order is registered with other values or a reference belongs to
+    ///   another order; `.databaseUnavailable`.
+    func register(_ registration: OrderRegistration,
+                  by action: OperatorAction = OperatorAction(actor: "admin-api")) async throws(OperationsError) -> (order: OrderRecord, created: Bool) {
+        if let text = registration.callbackURL, let url = URL(string: text) {
+            // Checked again, resolved afresh, before every delivery (MerchantCallbackDelivery).
+            do {
+                _ = try await trigger.settings.callbackDestinations.destination(of: url)
+            } catch {
+                throw OperationsError.invalid("callback_url", error.description)
+            }
+        }
         do {
             return try await pool.transaction { connection in
-                try await register(registration, on: connection)
+                try await register(registration, by: action, on: connection)
             }
         } catch {
             throw OperationsError.wrapping(error)
         }
     }
 
-    private func register(_ registration: OrderRegistration, on connection: PostgresConnection) async throws -> (order: OrderRecord, created: Bool) {
+    private func register(_ registration: OrderRegistration, by action: OperatorAction,
+                          on connection: PostgresConnection) async throws -> (order: OrderRecord, created: Bool) {
         let provider = registration.provider.rawValue
         var keys: [AdvisoryLockKey] = []
         if let id = registration.providerOrderID { keys.append(.order(provider: provider, id: id)) }
@@ -144,6 +158,16 @@ package struct OrderService: Sendable {
                 .int(orderID), .text(provider), .text(reference), .text(registration.account),
             ])
         }
+        // A repeated identical registration returned above: this one changed the order.
+        try await AuditTrail.record(
+            on: connection, actor: action.actor, action: "order.register", target: "order:\(orderID)",
+            details: [
+                .init("provider", .string(provider)), .init("account", .string(registration.account)),
+                .init("merchant_reference", .optional(registration.merchantReference)),
+                .init("provider_order_id", .optional(registration.providerOrderID)),
+                .init("amount", .object([.init("value", .int(amount.minorUnits)), .init("currency", .string(amount.currency))])),
+                .init("callback_url", .optional(registration.callbackURL)), .init("adopted", .bool(!created)),
+            ] + action.context)
         try await trigger.afterRegistration(orderID: orderID, on: connection)
         return (try await reload(orderID, connection), created)
     }
