@@ -14,7 +14,7 @@ import PayhookCore
 ///
 /// Errors are `{"code", "message", "field"}` like the other routes: 400 a malformed body, 409 a
 /// token stored with other values, 422 a token the provider does not know or that cannot be
-/// charged, or a provider payhook cannot confirm tokens with, 502 the provider did not answer.
+/// charged, or a provider payhook cannot confirm tokens with (PXP), 502 the provider did not answer.
 package struct VaultTokenAdminAPI: AdminRoutes {
     let registrar: VaultTokenRegistrar
 

@@ -62,10 +62,15 @@ package struct VaultTokenRegistration: Sendable, Equatable {
         } else if kind != nil {
             throw .invalid("token_kind", "token_kind applies to mercadopago only; \(provider.rawValue) has one kind of token")
         }
+        let shopperReference = try text(object, "shopper_reference", maxLength: 200)
+        if provider == .adyen, shopperReference == nil {
+            throw .invalid("shopper_reference", "shopper_reference is required for adyen: Adyen lists a shopper's tokens by it, "
+                + "and charges name it")
+        }
         let actor = try text(object, "actor", maxLength: 200)
         return VaultTokenRegistration(
             provider: provider, account: try text(object, "account", maxLength: 200) ?? "", customerID: customerID,
-            token: token, kind: kind, shopperReference: try text(object, "shopper_reference", maxLength: 200), actor: actor)
+            token: token, kind: kind, shopperReference: shopperReference, actor: actor)
     }
 
     /// An optional printable string field; a value that looks like a card number is refused, so
@@ -159,10 +164,13 @@ package struct VaultTokenRegistrar: Sendable {
     /// `audit_log` row.
     /// - Throws: `.unprocessable` (field `token`) when the provider does not know the token, or
     ///   knows it but it cannot be charged; `.unprocessable` (field `provider`) for a provider
-    ///   payhook cannot confirm tokens with; `.conflict` when the token is stored with other
+    ///   payhook cannot confirm tokens with (PXP) or whose API client is not configured; `.conflict` when the token is stored with other
     ///   values; `.providerUnavailable` when the provider could not answer; `.databaseUnavailable`.
-    package func register(_ registration: VaultTokenRegistration, by action: OperatorAction) async throws(OperationsError) -> Outcome {
-        let confirmed = try await confirm(registration)
+    package func register(_ asked: VaultTokenRegistration, by action: OperatorAction) async throws(OperationsError) -> Outcome {
+        let confirmed = try await confirm(asked)
+        // The account the provider named (Adyen's merchant account) when the operator named none.
+        var registration = asked
+        if registration.account.isEmpty { registration.account = confirmed.account ?? "" }
         do {
             return try await pool.transaction { connection in
                 let shopper = registration.shopperReference
@@ -228,12 +236,34 @@ package struct VaultTokenRegistrar: Sendable {
     /// The token as the provider describes it, or the reason it cannot be registered.
     func confirm(_ registration: VaultTokenRegistration) async throws(OperationsError) -> VaultTokenSnapshot {
         switch registration.provider {
-        case .adyen, .pxp:
-            // Adyen documents a lookup (Checkout `GET /storedPaymentMethods`) that payhook does
-            // not call yet; PXP documents none. Their tokens arrive through signed webhooks.
-            throw OperationsError(.unprocessable, "a \(registration.provider.rawValue) vault token cannot be confirmed for this "
-                + "provider: payhook has no lookup for it, so it stores \(registration.provider.rawValue) tokens only from the "
-                + "provider's signed webhooks", field: "provider")
+        case .pxp:
+            // PXP documents no lookup of a stored card; its tokens arrive through signed webhooks.
+            throw OperationsError(.unprocessable, "a pxp vault token cannot be confirmed for this provider: PXP documents no "
+                + "lookup of stored cards, so payhook stores PXP tokens only from its signed webhooks", field: "provider")
+        case .adyen:
+            guard let client = clients.client(for: .adyen) as? AdyenAPIClient else {
+                throw OperationsError(.unprocessable, "no Adyen API client is configured (PAYHOOK_ADYEN_API_KEY, "
+                    + "PAYHOOK_ADYEN_MERCHANT_ACCOUNT), so the token cannot be confirmed; nothing stored", field: "provider")
+            }
+            let shopper = registration.shopperReference ?? ""
+            let methods: [AdyenStoredPaymentMethod]
+            do {
+                methods = try await client.storedPaymentMethods(shopperReference: shopper)
+            } catch {
+                throw error.kind == .notFound
+                    ? OperationsError(.unprocessable, "Adyen stores no tokens for shopper \(shopper); nothing stored", field: "token")
+                    : OperationsError(.providerUnavailable, "could not confirm the token with Adyen (\(error)); nothing stored, try again")
+            }
+            guard let method = methods.first(where: { $0.token.token == registration.token }) else {
+                throw OperationsError(.unprocessable, "Adyen does not know token \(registration.token) for shopper \(shopper) "
+                    + "(GET /storedPaymentMethods lists \(methods.count) other(s)); nothing stored", field: "token")
+            }
+            guard method.supportsSubscriptions else {
+                throw OperationsError(.unprocessable, "Adyen stores token \(registration.token) for "
+                    + (method.recurringProcessingModels ?? []).joined(separator: ", ")
+                    + " only; payhook charges it as a Subscription, which Adyen would refuse; nothing stored", field: "token")
+            }
+            return method.token
         case .mercadopago:
             guard let client = clients.client(for: .mercadopago) as? MercadoPagoAPIClient else {
                 throw OperationsError(.unprocessable, "no Mercado Pago API client is configured "

@@ -125,7 +125,7 @@ struct VaultTokenRegistrationTests {
         #expect(otherKind.status == 422 && otherKind.field == "token", "Mercado Pago knows no profile by a card's id: \(otherKind.json)")
     }
 
-    @Test("what the provider does not know, or cannot charge, is refused with 422 and nothing is stored; Adyen and PXP cannot be confirmed")
+    @Test("what the provider does not know, or cannot charge, is refused with 422 and nothing is stored; PXP cannot be confirmed")
     func refusals() async throws {
         let harness = try await SubscriptionHarness.make("vt_register_refused")
         defer { harness.stop() }
@@ -143,11 +143,12 @@ struct VaultTokenRegistrationTests {
         #expect(othersProfile.status == 422 && othersProfile.field == "token", "customer_id_mismatch: \(othersProfile.json)")
         let pending = await Self.call(api, Self.body(token: "pp-pending"))
         #expect(pending.status == 422 && (pending.json["message"] as? String)?.contains("PENDING") == true, "\(pending.json)")
-        for provider in ["adyen", "pxp"] {
-            let refused = await Self.call(api, #"{"provider": "\#(provider)", "token": "tok-1", "shopper_reference": "s-1"}"#)
-            #expect(refused.status == 422 && refused.field == "provider", "\(refused.json)")
-            #expect((refused.json["message"] as? String)?.contains("cannot be confirmed for this provider") == true)
-        }
+        let pxp = await Self.call(api, #"{"provider": "pxp", "token": "tok-1", "shopper_reference": "s-1"}"#)
+        #expect(pxp.status == 422 && pxp.field == "provider", "\(pxp.json)")
+        #expect((pxp.json["message"] as? String)?.contains("cannot be confirmed for this provider") == true)
+        let adyenUnknown = await Self.call(api, #"{"provider": "adyen", "token": "tok-1", "shopper_reference": "s-1"}"#)
+        #expect(adyenUnknown.status == 422 && adyenUnknown.field == "token", "\(adyenUnknown.json)")
+        #expect(harness.emulator.adyen.callCount(.storedPaymentMethods, id: "s-1") == 1)
         harness.emulator.mercadoPago.fail(next: 1, with: .status(503), on: .paymentProfile)
         let down = await Self.call(api, Self.body())
         #expect(down.status == 502 && down.code == "provider_unavailable", "\(down.json)")
@@ -169,6 +170,7 @@ struct VaultTokenRegistrationTests {
             (#"{"provider": "mercadopago", "customer_id": "c", "token_kind": "card_id"}"#, "token"),
             (#"{"provider": "mercadopago", "customer_id": "c", "token": "t", "token_kind": "card"}"#, "token_kind"),
             (#"{"provider": "adyen", "token": "t", "token_kind": "card_id"}"#, "token_kind"),
+            (#"{"provider": "adyen", "token": "t"}"#, "shopper_reference"),
             (Self.body(token: "4111111111111111", kind: "card_id"), "token"),
             (Self.body(extra: #", "card_number": "x""#), "card_number"),
         ]
@@ -207,7 +209,9 @@ struct VaultTokenRegistrationTests {
         let both = await PayhookCLI.capture(base + ["--card-id", Self.card], environment: env)
         #expect(both.termination == .exited(2))
         let adyen = await PayhookCLI.capture(["vault-tokens", "register", "--provider", "adyen", "--card-id", "x1"], environment: env)
-        #expect(adyen.termination == .exited(2) && adyen.standardError.contains("cannot be confirmed"), "\(adyen.standardError)")
+        #expect(adyen.termination == .exited(2) && adyen.standardError.contains("--shopper-reference"), "\(adyen.standardError)")
+        let pxp = await PayhookCLI.capture(["vault-tokens", "register", "--provider", "pxp", "--card-id", "x1"], environment: env)
+        #expect(pxp.termination == .exited(2) && pxp.standardError.contains("cannot be confirmed"), "\(pxp.standardError)")
         #expect(try await harness.int("SELECT count(*) AS n FROM vault_tokens") == 1)
     }
 
@@ -235,5 +239,55 @@ struct VaultTokenRegistrationTests {
         let onCard = await SubscriptionAdminTests.call(subscriptions, "POST", "/v1/subscriptions", body: SubscriptionAdminTests.body(
             token: #""vault_token": {"provider": "mercadopago", "token": "\#(Self.card)"}"#, reference: "sub-bare-card"))
         #expect(onCard.status == 400 && (onCard.json["message"] as? String)?.contains("payment profile") == true, "\(onCard.json)")
+    }
+
+    /// Two tokens of one shopper in the shape of Adyen's `ListStoredPaymentMethodsResponse`
+    /// entries (official Node library `src/typings/checkout/storedPaymentMethodResource.ts`);
+    /// synthetic ids and card data.
+    static func seedAdyen(_ emulator: ProviderEmulator) {
+        emulator.adyen.putStoredPaymentMethod(shopperReference: "shopper-adyen-1", json: """
+            {"id":"M5N7TQ4TG5PFWR50","brand":"visa","expiryMonth":"03","expiryYear":"30","holderName":"J. Smith",
+             "lastFour":"1111","name":"VISA","type":"scheme","shopperReference":"shopper-adyen-1",
+             "supportedRecurringProcessingModels":["Subscription","CardOnFile"]}
+            """)
+        emulator.adyen.putStoredPaymentMethod(shopperReference: "shopper-adyen-1", json: """
+            {"id":"QX9KLM3CF8D7R2N1","brand":"mc","expiryMonth":"08","expiryYear":"29","lastFour":"4444","type":"scheme",
+             "supportedRecurringProcessingModels":["CardOnFile"]}
+            """)
+    }
+
+    @Test("an Adyen token is confirmed through GET /storedPaymentMethods for its shopper, then carries a subscription charged against the emulator")
+    func adyenRegisterThenCharge() async throws {
+        let harness = try await SubscriptionHarness.make("vt_register_adyen")
+        defer { harness.stop() }
+        Self.seedAdyen(harness.emulator)
+        let tokens = VaultTokenAdminAPI(pool: harness.pool, clients: harness.clients)
+        let subscriptions = SubscriptionAdminAPI(operations: harness.operations)
+
+        let created = await Self.call(tokens, #"{"provider": "adyen", "token": "M5N7TQ4TG5PFWR50", "shopper_reference": "shopper-adyen-1"}"#)
+        #expect(created.status == 201, "\(created.json)")
+        let token = try #require(created.json["vault_token"] as? [String: Any])
+        #expect(token["brand"] as? String == "visa" && token["last4"] as? String == "1111" && token["expiry"] as? String == "03/2030")
+        #expect(token["account"] as? String == harness.emulator.configuration.adyenMerchantAccount)
+        #expect(token["token_kind"] is NSNull)
+        let stored = try await harness.text("SELECT row_to_json(t)::text AS v FROM vault_tokens t") ?? ""
+        #expect(!stored.contains("Smith"), "the holder's name is not stored: \(stored)")
+
+        let otherShopper = await Self.call(tokens, #"{"provider": "adyen", "token": "M5N7TQ4TG5PFWR50", "shopper_reference": "shopper-2"}"#)
+        #expect(otherShopper.status == 422 && otherShopper.field == "token", "\(otherShopper.json)")
+        let cardOnFileOnly = await Self.call(tokens, #"{"provider": "adyen", "token": "QX9KLM3CF8D7R2N1", "shopper_reference": "shopper-adyen-1"}"#)
+        #expect(cardOnFileOnly.status == 422 && (cardOnFileOnly.json["message"] as? String)?.contains("Subscription") == true,
+                "\(cardOnFileOnly.json)")
+
+        let subscribed = await SubscriptionAdminTests.call(subscriptions, "POST", "/v1/subscriptions", body: SubscriptionAdminTests.body(
+            token: #""vault_token": {"provider": "adyen", "token": "M5N7TQ4TG5PFWR50"}"#, reference: "sub-adyen-saved"))
+        #expect(subscribed.status == 201, "\(subscribed.json)")
+        let id = try #require((subscribed.json["id"] as? NSNumber)?.int64Value)
+        #expect(try await harness.scheduler().tick(now: harness.clock.now) == 1)
+        try await harness.runChargeJobs(harness.handler())
+        #expect(try await harness.chargeSummary(id) == ["1/1:succeeded"])
+        let executed = try #require(harness.emulator.executed(.adyen).first)
+        #expect(executed.requestFields["paymentMethod.storedPaymentMethodId"] == "M5N7TQ4TG5PFWR50", "\(executed.requestFields)")
+        #expect(executed.requestFields["shopperReference"] == "shopper-adyen-1")
     }
 }

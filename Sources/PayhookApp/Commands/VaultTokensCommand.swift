@@ -14,11 +14,14 @@ struct VaultTokensCommand: CommandGroup {
           register                  confirm a saved card or payment profile with the provider's
                                     API, then store it as a vault token (ids and the provider's
                                     display data only). Mercado Pago: a payment profile can carry a
-                                    subscription, a bare card id cannot. Adyen and PXP tokens are
-                                    stored from their webhooks and cannot be registered here.
-                                    Registering the same token again changes nothing.
+                                    subscription, a bare card id cannot. Adyen: --card-id is the
+                                    storedPaymentMethodId, --shopper-reference is required (no
+                                    --customer). PXP tokens cannot be confirmed and are stored
+                                    from its webhooks only. Registering the same token again
+                                    changes nothing.
 
-        Needs the provider's API credentials (PAYHOOK_MERCADOPAGO_ACCESS_TOKEN). Written to
+        Needs the provider's API credentials (PAYHOOK_MERCADOPAGO_ACCESS_TOKEN, or
+        PAYHOOK_ADYEN_API_KEY and PAYHOOK_ADYEN_MERCHANT_ACCOUNT). Written to
         audit_log with the actor (--actor, else $USER, else the operating-system account).
 
         """
