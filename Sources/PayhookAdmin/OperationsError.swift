@@ -21,6 +21,9 @@ package struct OperationsError: Error, Sendable, Equatable, CustomStringConverti
         case unprocessable = "unprocessable"
         /// The database refused or could not be reached; nothing was changed by this call.
         case databaseUnavailable = "database_unavailable"
+        /// A provider's API, asked to confirm something, failed or could not be reached; nothing
+        /// was changed by this call.
+        case providerUnavailable = "provider_unavailable"
     }
 
     package let code: Code
@@ -48,6 +51,7 @@ package struct OperationsError: Error, Sendable, Equatable, CustomStringConverti
         case .sourceMissing, .conflict: 409
         case .unprocessable: 422
         case .databaseUnavailable: 503
+        case .providerUnavailable: 502
         }
     }
 

@@ -23,10 +23,15 @@ public final class AdyenEmulator: ChargeControls {
     public enum Endpoint: String, Sendable, CaseIterable {
         /// `POST /v{N}/payments`; resource id = the `Idempotency-Key` (nil without one).
         case payments
+        /// `GET /v{N}/storedPaymentMethods?shopperReference=…&merchantAccount=…`; resource id =
+        /// the shopper reference.
+        case storedPaymentMethods
     }
 
     private struct State {
         var payments: [String: [UInt8]] = [:]
+        /// `StoredPaymentMethodResource` JSON objects by shopper reference.
+        var storedMethods: [String: [String]] = [:]
         var faults = FaultPlan()
         var book = ChargeBook()
     }
@@ -42,6 +47,12 @@ public final class AdyenEmulator: ChargeControls {
         self.apiKey = apiKey
         self.merchantAccount = merchantAccount
         self.log = log
+    }
+
+    /// Adds a token (one `StoredPaymentMethodResource` JSON object) to those
+    /// `GET /storedPaymentMethods` lists for `shopperReference`.
+    public func putStoredPaymentMethod(shopperReference: String, json: String) {
+        state.withLock { $0.storedMethods[shopperReference, default: []].append(json) }
     }
 
     /// The answer stored for a charge, by the `pspReference` it returned.
@@ -65,9 +76,14 @@ public final class AdyenEmulator: ChargeControls {
     func handle(_ request: HTTPRequest, subpath: String) -> EmulatorReply {
         let segments = subpath.split(separator: "/", omittingEmptySubsequences: true)
         guard segments.count == 2, segments[0].hasPrefix("v"), Int(segments[0].dropFirst()) != nil,
-              segments[1] == "payments"
+              segments[1] == "payments" || segments[1] == "storedPaymentMethods"
         else {
             return .json(404, Self.error(404))
+        }
+        if segments[1] == "storedPaymentMethods" {
+            guard request.method == "GET" else { return .json(405, Self.error(405)) }
+            let shopper = PXPEmulator.queryValue("shopperReference", in: request.rawQuery)
+            return storedPaymentMethods(request, shopper: shopper).tagged(Endpoint.storedPaymentMethods.rawValue, shopper)
         }
         guard request.method == "POST" else { return .json(405, Self.error(405)) }
         let key = request.header("idempotency-key")
@@ -79,6 +95,28 @@ public final class AdyenEmulator: ChargeControls {
         return state.withLock { state in
             let fault = state.faults.consume(endpoint: Endpoint.payments.rawValue, id: key)
             return answer(fault: fault, errorBody: Self.error) { charge(request, key: key, state: &state) }
+        }
+    }
+
+    /// The Checkout answer `{"merchantAccount", "shopperReference", "storedPaymentMethods": [...]}`.
+    /// Both query parameters are required; another merchant account is refused like a charge's.
+    /// A shopper with no tokens gets an empty list (what Adyen answers then: UNCONFIRMED).
+    private func storedPaymentMethods(_ request: HTTPRequest, shopper: String?) -> EmulatorReply {
+        guard request.header("x-api-key") == apiKey else { return .json(401, Self.error(401)) }
+        return state.withLock { state in
+            let fault = state.faults.consume(endpoint: Endpoint.storedPaymentMethods.rawValue, id: shopper)
+            return answer(fault: fault, errorBody: Self.error) {
+                guard let shopper, !shopper.isEmpty,
+                      let account = PXPEmulator.queryValue("merchantAccount", in: request.rawQuery), !account.isEmpty else {
+                    return .json(422, Self.error(422, message: "shopperReference and merchantAccount are required"))
+                }
+                guard account == merchantAccount else { return .json(403, Self.error(403)) }
+                let methods = (state.storedMethods[shopper] ?? []).map { JSONOutput.raw($0) }
+                return .json(200, .object([
+                    .init("merchantAccount", .string(account)), .init("shopperReference", .string(shopper)),
+                    .init("storedPaymentMethods", .array(methods)),
+                ]))
+            }
         }
     }
 
@@ -136,7 +174,8 @@ public final class AdyenEmulator: ChargeControls {
         state.payments[pspReference] = document
         state.book.ledger.record(ExecutedCharge(
             idempotencyKey: key, reference: reference, providerPaymentID: pspReference, amount: value,
-            currency: currency.uppercased(), result: result))
+            currency: currency.uppercased(), result: result,
+            requestFields: body.fields(["recurringProcessingModel", "shopperReference", "paymentMethod.storedPaymentMethodId"])))
         if let key { state.book.charges.store(key, fingerprint: fingerprint, status: 200, body: document) }
         return EmulatorReply(status: 200, body: document)
     }

@@ -8,6 +8,9 @@ import Synchronization
 /// - `GET /v1/orders?external_reference=…`: the order search, see ``searchOrders(_:orders:)``.
 /// - `GET /v1/customers/{customer_id}/cards/{card_id}`: a saved card seeded with
 ///   ``putCustomerCard(customerID:cardID:json:)``; 404 for one it does not hold.
+/// - `GET /v1/customers/{customer_id}/payment-profiles/{payment_profile_id}`: a payment profile
+///   seeded with ``putPaymentProfile(customerID:profileID:json:)``; 400 `customer_id_mismatch`
+///   (documented) for a profile of another customer, 404 for one it does not hold.
 /// - `GET /v1/orders/{id}` and `GET /v1/payments/{id}`: the JSON seeded with
 ///   ``putOrder(id:json:)`` / ``putPayment(id:json:)`` (or created by a charge), byte for byte.
 /// - `POST /v1/orders`: a charge. Requires `X-Idempotency-Key` (1–64 characters). The first
@@ -37,6 +40,8 @@ public final class MercadoPagoEmulator: ChargeControls {
         case searchOrders
         /// `GET /v1/customers/{customer_id}/cards/{card_id}`; resource id = `{customer_id}/{card_id}`.
         case customerCard
+        /// `GET /v1/customers/{customer_id}/payment-profiles/{id}`; resource id = `{customer_id}/{id}`.
+        case paymentProfile
     }
 
     private struct State {
@@ -44,6 +49,8 @@ public final class MercadoPagoEmulator: ChargeControls {
         var payments: [String: [UInt8]] = [:]
         /// Saved cards by `{customer_id}/{card_id}`.
         var customerCards: [String: [UInt8]] = [:]
+        /// Payment profiles by profile id, with the customer each belongs to.
+        var paymentProfiles: [String: (customerID: String, body: [UInt8])] = [:]
         var faults = FaultPlan()
         var book = ChargeBook()
     }
@@ -88,6 +95,12 @@ public final class MercadoPagoEmulator: ChargeControls {
         state.withLock { $0.customerCards[customerID + "/" + cardID] = Array(json.utf8) }
     }
 
+    /// Seeds (or replaces) the payment profile served at
+    /// `GET /v1/customers/{customerID}/payment-profiles/{profileID}`.
+    public func putPaymentProfile(customerID: String, profileID: String, json: String) {
+        state.withLock { $0.paymentProfiles[profileID] = (customerID, Array(json.utf8)) }
+    }
+
     /// The order body currently served for `id` (seeded or created by a charge).
     public func order(id: String) -> [UInt8]? { state.withLock { $0.orders[id] } }
 
@@ -124,6 +137,11 @@ public final class MercadoPagoEmulator: ChargeControls {
             endpoint = .customerCard
             let parts = path.split(separator: "/")
             id = parts[2] + "/" + parts[4]
+        case ("GET", let path) where path.hasPrefix("/v1/customers/") && path.split(separator: "/").count == 5
+                && path.split(separator: "/")[3] == "payment-profiles":
+            endpoint = .paymentProfile
+            let parts = path.split(separator: "/")
+            id = parts[2] + "/" + parts[4]
         case ("GET", "/v1/orders"), ("GET", "/v1/orders/"):
             endpoint = .searchOrders
             id = PXPEmulator.queryValue("external_reference", in: request.rawQuery)
@@ -155,6 +173,14 @@ public final class MercadoPagoEmulator: ChargeControls {
                 case .customerCard:
                     guard let id, let body = state.customerCards[id] else { return .json(404, Self.error(404)) }
                     return EmulatorReply(status: 200, body: body)
+                case .paymentProfile:
+                    let parts = (id ?? "").split(separator: "/", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let profile = state.paymentProfiles[parts[1]] else { return .json(404, Self.error(404)) }
+                    guard profile.customerID == parts[0] else {
+                        return .json(400, Self.error(400, message: "customer_id does not match the payment profile",
+                                                     cause: (code: "customer_id_mismatch", description: "customer_id mismatch")))
+                    }
+                    return EmulatorReply(status: 200, body: profile.body)
                 }
             }
         }

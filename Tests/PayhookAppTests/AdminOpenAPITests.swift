@@ -74,6 +74,14 @@ struct AdminOpenAPITests {
                 Call(method: "POST", template: "/v1/subscriptions/{id}/resume", path: "/v1/subscriptions/2/resume"),
                 Call(method: "POST", template: "/v1/subscriptions/{id}/cancel", path: "/v1/subscriptions/1/cancel", body: #"{"note": "customer left"}"#),
                 Call(method: "POST", template: "/v1/subscriptions/{id}/resume", path: "/v1/subscriptions/1/resume"),
+                // No provider API client is configured here: VaultTokenRegistrationTests registers
+                // against the emulator (201, 200, 409, 422 for an unknown token).
+                Call(method: "POST", template: "/v1/vault-tokens", path: "/v1/vault-tokens",
+                     body: #"{"provider": "adyen", "token": "tok-openapi-2", "shopper_reference": "shopper-openapi"}"#),
+                Call(method: "POST", template: "/v1/vault-tokens", path: "/v1/vault-tokens",
+                     body: #"{"provider": "mercadopago", "customer_id": "c-1", "token": "PP-1", "token_kind": "payment_profile"}"#),
+                Call(method: "POST", template: "/v1/vault-tokens", path: "/v1/vault-tokens", body: #"{"provider": "visa"}"#),
+                Call(method: "POST", template: "/v1/vault-tokens", path: "/v1/vault-tokens", body: "{}", authorized: false),
                 Call(method: "GET", template: "/metrics", path: "/metrics"),
                 Call(method: "GET", template: "/healthz", path: "/healthz"),
                 Call(method: "GET", template: "/readyz", path: "/readyz"),
@@ -106,6 +114,7 @@ struct AdminOpenAPITests {
             #expect(statuses["POST /v1/orders"] == [200, 201, 400, 401, 409])
             #expect(statuses["POST /v1/subscriptions"] == [201, 400, 404, 409])
             #expect(statuses["POST /v1/subscriptions/{id}/resume"] == [200, 409])
+            #expect(statuses["POST /v1/vault-tokens"] == [400, 401, 422])
         }
     }
 

@@ -150,6 +150,31 @@ struct MercadoPagoAPIClientTests {
         }
     }
 
+    @Test("a payment profile is read through GET /v1/customers/{id}/payment-profiles/{id}; another customer's is a 400, an unknown one not found")
+    func paymentProfile() async throws {
+        try await withEmulator { emulator async throws in
+            // The answer example of Mercado Pago's profile management guide (see docs/providers.md); synthetic ids.
+            emulator.mercadoPago.putPaymentProfile(customerID: "1284659970-cUsTmRk2", profileID: "7036b192b541454fa9b9990660dfa1b5", json: """
+                {"id":"7036b192b541454fa9b9990660dfa1b5","created_date":"2024-05-22T14:03:28.653Z",
+                 "last_updated_date":"2024-05-22T14:03:28.653Z","description":"Payment description","max_day_overdue":5,
+                 "statement_descriptor":"Test Descriptor","status":"READY","sequence_control":"AUTO",
+                 "payment_methods":[{"payment_method_id":"64abf0f5-3e15-48a5-9be0-a8ac56bbd87a","id":"visa",
+                                     "type":"credit_card","card_id":1234567890,"status":"READY","default_method":true}]}
+                """)
+            let client = emulator.mercadoPagoClient()
+            let profile = try await client.fetchPaymentProfile(customerID: "1284659970-cUsTmRk2", profileID: "7036b192b541454fa9b9990660dfa1b5")
+            #expect(profile.status == "READY" && profile.isChargeable)
+            #expect(profile.token.token == "7036b192b541454fa9b9990660dfa1b5" && profile.token.kind == .paymentProfile)
+            #expect(profile.token.customerID == "1284659970-cUsTmRk2" && profile.token.brand == "visa")
+            let mismatch = await providerError {
+                try await client.fetchPaymentProfile(customerID: "another-customer", profileID: "7036b192b541454fa9b9990660dfa1b5")
+            }
+            #expect(mismatch?.kind == .invalidResponse)
+            let unknown = await providerError { try await client.fetchPaymentProfile(customerID: "1284659970-cUsTmRk2", profileID: "pp-none") }
+            #expect(unknown?.kind == .notFound)
+        }
+    }
+
     @Test("a classic payment is fetched and decoded")
     func fetchPayment() async throws {
         try await withEmulator { emulator async throws in

@@ -27,6 +27,10 @@ public struct PayhookCLI: CommandGroup {
           subscriptions create|list|show|cancel|pause|resume
                                                 recurring charges on stored vault tokens (see
                                                 `payhook subscriptions help`)
+          vault-tokens register --provider P --customer ID (--card-id ID | --payment-profile-id ID)
+                                                store a token a merchant saved with the provider,
+                                                after the provider confirms it (see
+                                                `payhook vault-tokens help`)
           charges resolve ID --as succeeded|failed --note TEXT
                                                 settle by hand a charge whose outcome is unknown
                                                 (see `payhook charges help`)
@@ -51,6 +55,7 @@ public struct PayhookCLI: CommandGroup {
     static let commands: [String: any Subcommand.Type] = [
         "dead-letters": DeadLettersCommand.self, "inbound": InboundCommand.self, "subscriptions": SubscriptionsCommand.self,
         "charges": ChargesCommand.self, "retention": RetentionCommand.self, "send-test": SendTestCommand.self,
+        "vault-tokens": VaultTokensCommand.self,
     ]
 
     let environment: [String: String]

@@ -103,6 +103,9 @@ final class PayhookServer: Sendable {
             OrderAdminAPI(service: OrderService(
                 pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))),
             SubscriptionAdminAPI(pool: pool),
+            // Registering a saved token asks the provider first, so it needs the API clients
+            // even in a process without the processor or worker role.
+            VaultTokenAdminAPI(pool: pool, clients: needsClients ? clients : Self.providerClients(configuration: configuration, logger: logger)),
         ])
 
         let ingress = WebhookIngress(

@@ -19,6 +19,7 @@ package enum SQLStatementCatalog {
         ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self,
         JobSQL.self,
         SubscriptionSQL.self,
+        VaultTokenSQL.self,
         OperationsSQL.self, RetentionSQL.self, AuditSQL.self,
         ConsoleSQL.self,
     ]

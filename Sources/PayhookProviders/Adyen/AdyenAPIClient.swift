@@ -95,6 +95,26 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         return try ProviderAPIRequest.decoding(operation) { try AdyenChargeClassification.result(paymentJSON: answer) }
     }
 
+    /// The tokens Adyen stores for a shopper: Checkout `GET /v72/storedPaymentMethods?
+    /// shopperReference=…&merchantAccount=…` (official Node library `RecurringApi.
+    /// getTokensForStoredPaymentDetails`, `src/services/checkout/recurringApi.ts`; answer
+    /// `ListStoredPaymentMethodsResponse{merchantAccount, shopperReference, storedPaymentMethods[]}`
+    /// of `StoredPaymentMethodResource`s). What confirms an Adyen token before payhook stores it.
+    /// - Throws: `ProviderAPIError` as for ``charge(storedCredential:amount:reference:idempotencyKey:)``;
+    ///   a shopper Adyen stores nothing for is an empty list, not an error.
+    public func storedPaymentMethods(shopperReference: String) async throws(ProviderAPIError) -> [AdyenStoredPaymentMethod] {
+        let operation = "adyen GET /v72/storedPaymentMethods"
+        try ProviderAPIRequest.checkID(shopperReference, operation: operation)
+        let query = "?shopperReference=" + ProviderAPIRequest.pathSegment(shopperReference)
+            + "&merchantAccount=" + ProviderAPIRequest.pathSegment(merchantAccount)
+        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/storedPaymentMethods" + query, operation: operation)
+        let request = ProviderAPIRequest(
+            operation: operation, method: "GET", url: url,
+            headers: [("X-API-Key", apiKey), ("Accept", "application/json")], timeout: timeout)
+        let answer = try await request.send(via: http)
+        return try ProviderAPIRequest.decoding(operation) { try AdyenStoredPaymentMethod.decodeList(answer, merchantAccount: merchantAccount) }
+    }
+
     /// Always ``ChargeLookup/unsupported``, without a network call. Checkout cannot look a
     /// payment up by `Idempotency-Key` (or by `pspReference`). Adyen keeps a key's answer for a
     /// limited time (`PAYHOOK_ADYEN_IDEMPOTENCY_WINDOW`) and replays it to a request with the same

@@ -146,6 +146,24 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         return try ProviderAPIRequest.decoding(operation) { try MercadoPagoCustomerCardDecoder.decode(body) }
     }
 
+    /// A customer's payment profile, as Mercado Pago knows it:
+    /// `GET /v1/customers/{customer_id}/payment-profiles/{payment_profile_id}` (reference "Query a
+    /// specific payment profile"), decoded by ``MercadoPagoPaymentProfileDecoder``. What confirms
+    /// a profile id before payhook stores it.
+    /// - Throws: `ProviderAPIError`: `.notFound` when Mercado Pago does not know the profile for
+    ///   that customer (404, or an empty id); a 400 (`customer_id_mismatch`, documented for a
+    ///   profile of another customer) is `.invalidResponse`; otherwise as for ``fetchOrder(id:)``.
+    public func fetchPaymentProfile(customerID: String, profileID: String) async throws(ProviderAPIError) -> MercadoPagoPaymentProfile {
+        let operation = "mercadopago GET /v1/customers/{id}/payment-profiles"
+        try ProviderAPIRequest.checkID(customerID, operation: operation)
+        try ProviderAPIRequest.checkID(profileID, operation: operation)
+        let body = try await get("/v1/customers/" + ProviderAPIRequest.pathSegment(customerID) + "/payment-profiles/",
+                                 id: profileID, operation: operation)
+        return try ProviderAPIRequest.decoding(operation) {
+            try MercadoPagoPaymentProfileDecoder.decode(body, customerID: customerID)
+        }
+    }
+
     /// The order a charge created, found by the `external_reference` it was sent with when no
     /// answer gave its id (the create answer was lost): `GET /v1/orders?external_reference=…
     /// &begin_date=…&end_date=…`, the order search of the official Node SDK
