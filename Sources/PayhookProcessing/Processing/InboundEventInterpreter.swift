@@ -36,6 +36,9 @@ package struct InboundEventInterpreter: Sendable {
             return .failure(ProcessingFailure(retryable: false, reason: "unknown_provider",
                                               message: "inbound event names an unknown provider"))
         }
+        if let lookup = ProviderLookupRequest(body: event.body) {
+            return await lookUp(lookup, provider: provider, account: event.account)
+        }
         do {
             switch provider {
             case .adyen:
