@@ -97,6 +97,8 @@ struct ProviderSweepTests {
         // The lookup waits for a processor: the order is not expired in the meantime.
         #expect(try await sweep.sweep(now: late.addingTimeInterval(60)).expired == 0)
 
+        // The lookup is due by the database's clock; the processor's hand-moved clock catches up.
+        setup.harness.clock.advance(by: 60)
         let outcome = try await setup.harness.drain(setup.processor)
         #expect(outcome.processed == 1)
         #expect(setup.emulator.mercadoPago.callCount(.order, id: orderID) == 1)
@@ -137,6 +139,7 @@ struct ProviderSweepTests {
         let stuck = try await sweep.sweep(now: Date().addingTimeInterval(2 * 3_600))
         #expect(stuck.lookups == ["pxp": 1])
         #expect(stuck.raised == 0)
+        setup.harness.clock.advance(by: 60)
         #expect(try await setup.harness.drain(setup.processor).processed == 1)
         #expect(try await setup.harness.payment(.pxp, id)?.status == "captured")
         // Settled: nothing left to ask.

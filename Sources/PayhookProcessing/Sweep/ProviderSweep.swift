@@ -106,7 +106,7 @@ package final class ProviderSweep: Sendable {
                 if lookupStatus == nil {
                     try await queueLookup(provider: providerText, account: try row.decode("account"),
                                           dedupKey: "sweep:order:\(id)", ProviderLookupRequest(resource: .order, id: providerOrderID),
-                                          now: now, on: connection)
+                                          on: connection)
                     outcome.lookups[providerText, default: 0] += 1
                     continue
                 }
@@ -195,7 +195,7 @@ package final class ProviderSweep: Sendable {
                         outcome: inout Outcome, on connection: PostgresConnection) async throws {
         if let request {
             try await queueLookup(provider: provider, account: account, dedupKey: "sweep:\(subject):\(id):\(checks + 1)",
-                                  request, now: now, on: connection)
+                                  request, on: connection)
             outcome.lookups[provider, default: 0] += 1
         } else {
             outcome.raised += 1
@@ -210,9 +210,9 @@ package final class ProviderSweep: Sendable {
     }
 
     private func queueLookup(provider: String, account: String, dedupKey: String, _ request: ProviderLookupRequest,
-                             now: Date, on connection: PostgresConnection) async throws {
+                             on connection: PostgresConnection) async throws {
         try await connection.query(SweepSQL.shared.insertLookup, [
-            .text(provider), .text(account), .text(dedupKey), .bytea(request.body), .timestamptz(now),
+            .text(provider), .text(account), .text(dedupKey), .bytea(request.body),
         ])
     }
 

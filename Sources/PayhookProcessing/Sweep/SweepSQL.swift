@@ -6,8 +6,9 @@ package struct SweepSQL: SQLStatementSet {
     package static let shared = SweepSQL()
 
     /// One sweep at a time across every process: the sweep's transaction takes this lock or
-    /// skips the round. `$1` is the lock's key.
-    let tryLock = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked"
+    /// skips the round. `$1` is the lock's key; advisory locks are database-wide, so the key
+    /// names the schema, and installations in two schemas of one database never skip each other.
+    let tryLock = "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || current_schema(), 0)) AS locked"
 
     /// Registered orders unpaid past the deadline (`$1`), not expired, with no payment that is
     /// paid (`$2`, the paid statuses) or still open; with the status of their lookup, if one
@@ -21,7 +22,7 @@ package struct SweepSQL: SQLStatementSet {
         WHERE o.registered_at IS NOT NULL AND o.registered_at < $1 AND o.expired_at IS NULL
           AND o.fulfillment_status = 'none'
           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id
-                          AND (p.status = ANY($2) OR p.status IN ('pending', 'authorized')))
+                          AND (p.status = ANY($2::text[]) OR p.status IN ('pending', 'authorized')))
         ORDER BY o.registered_at, o.id
         LIMIT $3
         """
@@ -56,20 +57,21 @@ package struct SweepSQL: SQLStatementSet {
         """
 
     /// Queues one lookup; a repeated key (another sweep's, or this round's after a crash) adds
-    /// nothing. `$1` provider, `$2` account, `$3` dedup key, `$4` body, `$5` when it is due.
+    /// nothing. `$1` provider, `$2` account, `$3` dedup key, `$4` body. Due at once, by the
+    /// database's clock as every delivery is.
     let insertLookup = """
-        INSERT INTO inbound_events (provider, account, dedup_key, event_type, headers, body, received_at, next_attempt_at)
-        VALUES ($1, $2, $3, 'payhook.sweep', '{"x-payhook-origin":"sweep"}', $4, $5, $5)
+        INSERT INTO inbound_events (provider, account, dedup_key, event_type, headers, body)
+        VALUES ($1, $2, $3, 'payhook.sweep', '{"x-payhook-origin":"sweep"}', $4)
         ON CONFLICT (provider, dedup_key) DO NOTHING
         """
 
     /// Records a look at a subject: `$5` true when it waits on a person (no lookup exists).
     let recordCheck = """
         INSERT INTO sweep_checks (subject, subject_id, provider, reason, checks, last_checked_at, waiting_on_provider_since)
-        VALUES ($1, $2, $3, $4, 1, $6, CASE WHEN $5 THEN $6 END)
+        VALUES ($1, $2, $3, $4, 1, $6::timestamptz, CASE WHEN $5::boolean THEN $6::timestamptz END)
         ON CONFLICT (subject, subject_id) DO UPDATE
-        SET checks = sweep_checks.checks + 1, last_checked_at = $6, reason = $4,
-            waiting_on_provider_since = CASE WHEN $5 THEN coalesce(sweep_checks.waiting_on_provider_since, $6) END
+        SET checks = sweep_checks.checks + 1, last_checked_at = $6::timestamptz, reason = $4,
+            waiting_on_provider_since = CASE WHEN $5::boolean THEN coalesce(sweep_checks.waiting_on_provider_since, $6::timestamptz) END
         """
 
     /// Expires an order that is still unpaid; nothing when a payment arrived meanwhile.
@@ -77,7 +79,7 @@ package struct SweepSQL: SQLStatementSet {
     let expireOrder = """
         UPDATE orders SET expired_at = $3, updated_at = now()
         WHERE id = $1 AND expired_at IS NULL AND fulfillment_status = 'none'
-          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = orders.id AND p.status = ANY($2))
+          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = orders.id AND p.status = ANY($2::text[]))
         RETURNING id
         """
 
