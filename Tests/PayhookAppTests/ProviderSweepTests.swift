@@ -256,4 +256,31 @@ struct ProviderSweepTests {
         #expect(!body.contains("exp-quiet"))
         #expect(received.first?.header("webhook-id") == "order.expired.\(loud.id)")
     }
+
+    @Test("the console lists what waits on the provider, and drops it once its status moves")
+    func consoleListsWaiting() async throws {
+        try await ConsoleHarness.with("sweep_console") { console in
+            let database = console.database
+            try await database.query("""
+                INSERT INTO payments (provider, provider_payment_id, status) VALUES ('adyen', 'ADY-<b>WAIT</b>', 'pending'),
+                    ('adyen', 'ADY-MOVED', 'pending')
+                """)
+            let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+            let sweep = ProviderSweep(pool: pool, settings: ProviderSweepSettings(), fulfillment: FulfillmentSettings(),
+                                      queue: JobQueue(pool: pool), metrics: nil, logger: .silent)
+            #expect(try await sweep.sweep(now: Date().addingTimeInterval(2 * 3_600)).raised == 2)
+            try await database.query("UPDATE payments SET status = 'captured' WHERE provider_payment_id = 'ADY-MOVED'")
+            await pool.close()
+
+            let (cookie, _) = try await console.signIn()
+            let page = try await console.send("GET", "/console/waiting", cookie: cookie)
+            #expect(page.status == 200)
+            #expect(page.text.contains("Waiting on the provider"))
+            #expect(page.text.contains("ADY-&lt;b&gt;WAIT&lt;/b&gt;"))
+            #expect(!page.text.contains("ADY-<b>WAIT</b>"))
+            #expect(page.text.contains("pending_unchanged"))
+            #expect(!page.text.contains("ADY-MOVED"))
+            #expect(try await console.send("GET", "/console/waiting").status != 200)
+        }
+    }
 }
