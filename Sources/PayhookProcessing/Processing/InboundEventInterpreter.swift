@@ -25,6 +25,8 @@ package struct ClaimedInboundEvent: Sendable {
 ///   guidance); the fetched transaction is applied and the webhook's own state word is kept
 ///   as history. Token and other events are self-contained.
 /// - Adyen: self-contained; no call is made.
+/// - A provider sweep's ``ProviderLookupRequest`` (any provider with a lookup): the named
+///   order or payment is fetched and applied like the fetches above.
 ///
 /// No I/O other than the provider client; errors come back classified as
 /// ``ProcessingFailure``.
