@@ -283,4 +283,38 @@ struct ProviderSweepTests {
             #expect(try await console.send("GET", "/console/waiting").status != 200)
         }
     }
+
+    @Test("charges still pending after their own re-checks: PXP's is looked up and applied, Adyen's raised")
+    func pendingCharges() async throws {
+        let setup = try await Self.setUp("sweep_charges")
+        defer { setup.emulator.stop() }
+        let credentials = setup.emulator.configuration
+        let transaction = "9b1d3c55-0e0f-4d0a-8a41-2c6f0a7d5e10"
+        setup.emulator.pxp.putTransaction(id: transaction, json: Self.pxpTransaction(
+            transaction, state: "Captured", merchant: credentials.pxpMerchant, site: credentials.pxpSite))
+        try await setup.harness.pool.query("""
+            WITH token AS (INSERT INTO vault_tokens (provider, token) VALUES ('pxp', 'tok-1') RETURNING id),
+                 sub AS (INSERT INTO subscriptions (vault_token_id, reference, amount_minor, currency, interval, start_at, next_charge_at)
+                         SELECT id, 'sub-sweep', 10010, 'EUR', '{"unit":"month","count":1}', now(), now() FROM token RETURNING id)
+            INSERT INTO charges (subscription_id, cycle, attempt, idempotency_key, amount_minor, currency, status, provider,
+                                 provider_payment_id, attempted_at)
+            SELECT sub.id, c.cycle, 1, 'key-' || c.cycle, 10010, 'EUR', 'pending', c.provider, c.payment, c.attempted
+            FROM sub, (VALUES (1, 'pxp', '\(transaction)', now() - interval '2 days'),
+                              (2, 'adyen', 'ADY-CHARGE-2', now() - interval '2 days'),
+                              (3, 'pxp', 'recent-3', now())) AS c(cycle, provider, payment, attempted)
+            """)
+        let outcome = try await setup.sweep().sweep(now: Date().addingTimeInterval(3_600))
+        #expect(outcome.lookups == ["pxp": 1])
+        #expect(outcome.raised == 1)
+        let body = try #require(try await setup.harness.text(
+            "SELECT convert_from(body, 'UTF8') AS v FROM inbound_events WHERE event_type = 'payhook.sweep'"))
+        #expect(ProviderLookupRequest(body: Array(body.utf8)) == ProviderLookupRequest(resource: .payment, id: transaction))
+        setup.harness.clock.advance(by: 60)
+        #expect(try await setup.harness.drain(setup.processor).processed == 1)
+        #expect(try await setup.harness.payment(.pxp, transaction)?.status == "captured")
+        let waiting = try await ProviderSweep.waiting(limit: 10, on: setup.harness.pool)
+        #expect(waiting.map(\.subject) == ["charge"])
+        #expect(waiting.map(\.providerReference) == ["ADY-CHARGE-2"])
+        #expect(waiting.map(\.reason) == ["charge_pending_past_checks"])
+    }
 }
