@@ -1,6 +1,7 @@
 import Testing
 @testable import PayhookApp
 @testable import PayhookProcessing
+@testable import PayhookCore
 
 extension ConfigurationTests {
     @Test("the provider sweep's settings: documented defaults, each read from its variable, 0 turns it off, bad values named")
