@@ -317,4 +317,28 @@ struct ProviderSweepTests {
         #expect(waiting.map(\.providerReference) == ["ADY-CHARGE-2"])
         #expect(waiting.map(\.reason) == ["charge_pending_past_checks"])
     }
+
+    @Test("serve runs the sweep under the scheduler role only")
+    func serveRunsSweepWithScheduler() async throws {
+        try await ConsoleHarness.with("sweep_serve", roles: [.scheduler]) { console in
+            #expect(console.server.services.map(\.serviceName).contains("provider sweep"))
+            // The first round runs at start and sets the gauge, zero included.
+            #expect(await eventually(timeout: .seconds(20)) {
+                console.server.metrics.renderPrometheus().contains(#"payhook_sweep_waiting_on_provider{provider="adyen"} 0"#)
+            })
+        }
+        try await ConsoleHarness.with("sweep_serve_ingress", roles: [.ingress]) { console in
+            #expect(!console.server.services.map(\.serviceName).contains("provider sweep"))
+        }
+    }
+
+    @Test("a lookup body round-trips; provider deliveries and malformed pointers are not lookups")
+    func lookupBody() {
+        let request = ProviderLookupRequest(resource: .order, id: "ORD\"1")
+        #expect(ProviderLookupRequest(body: request.body) == request)
+        #expect(ProviderLookupRequest(body: Array(Bodies.mercadoPago(type: "order", action: "order.processed", id: "ORD1", notification: 1).utf8)) == nil)
+        #expect(ProviderLookupRequest(body: Array(#"{"payhook_lookup":{"resource":"refund","id":"1"}}"#.utf8)) == nil)
+        #expect(ProviderLookupRequest(body: Array(#"{"payhook_lookup":{"resource":"order","id":""}}"#.utf8)) == nil)
+        #expect(ProviderLookupRequest(body: Array(#" {"payhook_lookup":{"resource":"order","id":"1"}}"#.utf8)) == nil)
+    }
 }
