@@ -11,8 +11,8 @@ package struct SweepSQL: SQLStatementSet {
     let tryLock = "SELECT pg_try_advisory_xact_lock(hashtextextended($1::text || ':' || current_schema(), 0)) AS locked"
 
     /// Registered orders unpaid past the deadline (`$1`), not expired, with no payment that is
-    /// paid (`$2`, the paid statuses) or still open; with the status of their lookup, if one
-    /// was queued (one per order: `sweep:order:<id>`).
+    /// paid (`$2`, the paid statuses) or still open, and no lookup still waiting; with the
+    /// status of their lookup, if one was queued (one per order: `sweep:order:<id>`).
     let dueOrders = """
         SELECT o.id, o.provider, o.account, o.provider_order_id, o.merchant_reference, o.expected_amount_minor,
                o.expected_currency, o.callback_url, o.registered_at,
@@ -23,6 +23,10 @@ package struct SweepSQL: SQLStatementSet {
           AND o.fulfillment_status = 'none'
           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id
                           AND (p.status = ANY($2::text[]) OR p.status IN ('pending', 'authorized')))
+          -- An order whose lookup still waits (a provider outage) does not take a place in the
+          -- batch from orders behind it.
+          AND NOT EXISTS (SELECT 1 FROM inbound_events e WHERE e.provider = o.provider
+                          AND e.dedup_key = 'sweep:order:' || o.id AND e.status = 'pending')
         ORDER BY o.registered_at, o.id
         LIMIT $3
         """
