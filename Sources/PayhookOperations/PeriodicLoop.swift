@@ -15,8 +15,10 @@ package final class PeriodicLoop: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Calls `body` until `stop()`; returns after the last call finished.
-    func run(every interval: Duration, _ body: @Sendable () async -> Void) async {
+    package func run(every interval: Duration, _ body: @Sendable () async -> Void) async {
         while !state.withLock({ $0.stopped }) {
             await body()
             await pause(interval)
@@ -24,7 +26,7 @@ package final class PeriodicLoop: Sendable {
     }
 
     /// Ends `run` after the body in progress, if any.
-    func stop() {
+    package func stop() {
         let (waiter, timer) = state.withLock { state in
             state.stopped = true
             defer { state.waiter = nil; state.timer = nil }

@@ -46,6 +46,8 @@ public struct Configuration: Sendable {
     public var fulfillmentSecret: Secret?
     /// When an order counts as paid and how callbacks are sent.
     public var fulfillment = FulfillmentSettings()
+    /// What the provider sweep looks for and when (`PAYHOOK_SWEEP_*`, `PAYHOOK_CALLBACK_ORDER_EXPIRED`).
+    public var sweep = ProviderSweepSettings()
     /// Claim loops per process for the `processor` role (`PAYHOOK_PROCESSOR_WORKERS`).
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).

@@ -159,6 +159,8 @@ struct OnCallConsole: Sendable {
                                                      operations: deadLetters, reads: reads)
         case ("POST", 3, "dead-letters") where ["dry-run", "replay", "discard"].contains(route[2]):
             return try await letterAction(context, session: session, id: try AdminRequest.pathID(route[1], of: "dead letter"), action: route[2])
+        case ("GET", 1, "waiting"):
+            return ConsolePages.waitingOnProvider(page, items: try await ProviderSweep.waiting(limit: 500, on: reads.pool))
         case ("GET", 1, "search"):
             let text = context.query["q"] ?? ""
             return try await ConsolePages.search(page, text: text, hits: try await reads.search(text))

@@ -31,6 +31,9 @@ final class PayhookServer: Sendable {
     let worker: JobWorker?
     /// Turns due subscriptions into charge jobs; `nil` unless the `scheduler` role is on.
     let scheduler: SubscriptionScheduler?
+    /// Looks for orders, payments and charges no provider reported on; `nil` unless the
+    /// `scheduler` role is on and `PAYHOOK_SWEEP_INTERVAL_SECONDS` is not 0.
+    let sweep: ProviderSweep?
     /// Retention and the database-backed gauges; run in every role.
     let maintenance: BackgroundMaintenance
     /// Warns when a 2xx would not survive a failover; exports the replication settings.
@@ -72,6 +75,10 @@ final class PayhookServer: Sendable {
         let subscriptions = SubscriptionRuntime(settings: configuration.subscriptions, pool: pool, queue: JobQueue(pool: pool),
                                                 clients: clients, metrics: metrics, logger: logger)
         self.scheduler = roles.contains(.scheduler) ? subscriptions.scheduler : nil
+        self.sweep = roles.contains(.scheduler) && configuration.sweep.interval != nil
+            ? ProviderSweep(pool: pool, settings: configuration.sweep, fulfillment: configuration.fulfillment,
+                            queue: JobQueue(pool: pool), metrics: metrics, logger: logger.with(["role": "sweep"]))
+            : nil
         self.worker = roles.contains(.worker)
             ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool,
                                   subscriptions: subscriptions, metrics: metrics, logger: logger)
@@ -236,6 +243,20 @@ final class PayhookServer: Sendable {
         ]
         if let processor { services.append(processor) }
         if let scheduler { services.append(scheduler) }
+        if let sweep, let interval = configuration.sweep.interval {
+            let loop = PeriodicLoop()
+            let logger = self.logger
+            services.append(ServiceClosures("provider sweep", run: {
+                await loop.run(every: interval) {
+                    do {
+                        try await sweep.sweep(now: Date())
+                    } catch {
+                        logger.warning("provider sweep failed; the next round starts over",
+                                       ["error": .string(String(describing: error))])
+                    }
+                }
+            }, stop: { loop.stop() }))
+        }
         if let worker {
             services.append(ServiceClosures("job worker", run: { await worker.run() },
                                             stop: { worker.shutdown(gracePeriod: Self.jobGracePeriod) }))

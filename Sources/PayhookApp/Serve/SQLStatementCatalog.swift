@@ -16,7 +16,7 @@ package enum SQLStatementCatalog {
     /// The sets, in the order data flows: ingress, processing, jobs, subscriptions, operations, console.
     package static let sets: [any SQLStatementSet.Type] = [
         InboundEventSQL.self,
-        ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self,
+        ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self, SweepSQL.self,
         JobSQL.self,
         SubscriptionSQL.self,
         VaultTokenSQL.self,

@@ -25,6 +25,8 @@ package struct ClaimedInboundEvent: Sendable {
 ///   guidance); the fetched transaction is applied and the webhook's own state word is kept
 ///   as history. Token and other events are self-contained.
 /// - Adyen: self-contained; no call is made.
+/// - A provider sweep's ``ProviderLookupRequest`` (any provider with a lookup): the named
+///   order or payment is fetched and applied like the fetches above.
 ///
 /// No I/O other than the provider client; errors come back classified as
 /// ``ProcessingFailure``.
@@ -35,6 +37,9 @@ package struct InboundEventInterpreter: Sendable {
         guard let provider = event.provider else {
             return .failure(ProcessingFailure(retryable: false, reason: "unknown_provider",
                                               message: "inbound event names an unknown provider"))
+        }
+        if let lookup = ProviderLookupRequest(body: event.body) {
+            return await lookUp(lookup, provider: provider, account: event.account)
         }
         do {
             switch provider {
