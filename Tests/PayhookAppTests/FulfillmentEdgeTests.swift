@@ -213,6 +213,42 @@ struct FulfillmentEdgeTests {
             "SELECT body AS v FROM merchant_callbacks WHERE type = 'order.payment_reversed'")?.contains(#""reason":"canceled""#) == true)
     }
 
+    @Test("with PAYHOOK_FULFILL_ON_AUTHORIZED, a capture below the authorised amount after order.paid queues one order.payment_reversed (reason partial_capture) naming the shortfall")
+    func partialCaptureAfterAuthorizedPaid() async throws {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        let harness = try await FulfillmentHarness.make("edge_partial_capture_authorized", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-37"))
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP37", reference: "order-37", value: 1999)[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "fulfilled")
+        let capture = Bodies.adyen(Bodies.adyenItem(psp: "CAP-PSP37", original: "PSP37", code: "CAPTURE", value: 800, reference: "order-37"))
+        try await harness.deliver([capture, capture], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.payment_reversed"])
+        let body = try #require(try await harness.processing.text(
+            "SELECT body AS v FROM merchant_callbacks WHERE type = 'order.payment_reversed'"))
+        #expect(body.contains(#""reason":"partial_capture""#))
+        #expect(body.contains(#""shortfall":{"value":1199,"currency":"EUR"}"#))
+    }
+
+    @Test("a capture of the full authorised amount after order.paid on authorisation reports nothing")
+    func fullCaptureAfterAuthorizedPaid() async throws {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        let harness = try await FulfillmentHarness.make("edge_full_capture_authorized", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-38"))
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP38", reference: "order-38", value: 1999)[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP38", reference: "order-38", value: 1999)[1]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid"])
+    }
+
     @Test("a refund committed while the fulfillment transaction is open waits for it, then sees order.paid and queues order.refunded")
     func refundRacingFulfillment() async throws {
         let harness = try await FulfillmentHarness.make("edge_refund_race")

@@ -9,7 +9,8 @@
 /// - the provider's own order status, when it reported one, is paid (still pending: wait);
 /// - the paid payments (captured; authorized too when configured) are all in the expected
 ///   currency and add up to exactly the expected minor units: more is overpaid (a mismatch),
-///   less may be a capture still to come (wait);
+///   less may be a capture still to come (wait). A captured payment adds what its captures took
+///   (``countedMinor(_:amountMinor:)``), so a partial capture leaves the order underpaid;
 /// - every paid payment was delivered for the order's account (per-account routes), and every
 ///   one that carries a merchant reference carries the registered one;
 /// - when funding types are restricted, every paid payment reports an allowed one (an
@@ -58,7 +59,7 @@ package enum FulfillmentCheck {
             guard currency == expectedCurrency else {
                 return .mismatch("currency mismatch: payment \(payment.providerPaymentID) is in \(currency), order expects \(expectedCurrency)")
             }
-            let (sum, overflow) = total.addingReportingOverflow(minor)
+            let (sum, overflow) = total.addingReportingOverflow(Self.countedMinor(payment, amountMinor: minor))
             guard !overflow else { return .mismatch("payment amounts overflow") }
             total = sum
             if let allowed = settings.allowedFunding {
@@ -79,6 +80,15 @@ package enum FulfillmentCheck {
             return .wait("amount mismatch (underpaid so far): paid \(total) \(expectedCurrency) minor units, order expects \(expectedMinor)")
         }
         return .fulfill
+    }
+
+    /// What a paid payment contributes: a captured payment whose captures were reported one by
+    /// one (Adyen) counts what those captures took, so 4,000 captured of a 10,000 authorisation
+    /// is 4,000; any other paid payment (Mercado Pago and PXP report fetched state, and an
+    /// authorisation counted as paid has nothing captured yet) counts its amount in full.
+    static func countedMinor(_ payment: OrderRecord.Payment, amountMinor: Int64) -> Int64 {
+        guard payment.status == "captured", let captured = payment.capturedMinor else { return amountMinor }
+        return captured
     }
 
     private static func name(_ account: String) -> String { account.isEmpty ? "(default route)" : account }

@@ -44,8 +44,9 @@ package struct FulfillmentSQL: SQLStatementSet {
     ///   enqueues `fulfill_order` in the same transaction.
     /// - `reversal`: payments of orders whose `order.paid` callback exists that are now
     ///   refunded (in part) or charged back, or that the `order.paid` body reported paid and
-    ///   that are paid no more (a capture that failed, an authorisation canceled or expired);
-    ///   the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
+    ///   that are paid no more (a capture that failed, an authorisation canceled or expired),
+    ///   or that `order.paid` reported `authorized` (counted in full) and whose captures took
+    ///   less (`short_capture`); the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
     ///   callbacks, keyed so a repeat of the same fact is a no-op.
     let followUps = """
         WITH paid AS (
@@ -54,17 +55,22 @@ package struct FulfillmentSQL: SQLStatementSet {
               AND EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.status = ANY($2::text[]))
             RETURNING o.id
         )
-        SELECT 'paid' AS follow_up, id AS order_id, NULL::bigint AS payment_id FROM paid
+        SELECT 'paid' AS follow_up, id AS order_id, NULL::bigint AS payment_id, false AS short_capture FROM paid
         UNION ALL
-        SELECT 'reversal', p.order_id, p.id
-        FROM payments p
-        JOIN merchant_callbacks c ON c.order_id = p.order_id AND c.type = 'order.paid'
-        WHERE p.order_id = ANY($1::bigint[])
-          AND (p.refunded_minor > 0 OR p.status IN ('refunded', 'partially_refunded', 'charged_back')
-               OR (p.status <> ALL($2::text[])
-                   AND EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
-                               WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
-                                 AND reported ->> 'status' = ANY($2::text[]))))
+        SELECT 'reversal', r.order_id, r.id, r.short_capture
+        FROM (SELECT p.order_id, p.id, p.refunded_minor, p.status,
+                     (p.status = 'captured' AND p.captured_minor < p.amount_minor
+                      AND EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
+                                  WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
+                                    AND reported ->> 'status' = 'authorized')) AS short_capture,
+                     EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
+                             WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
+                               AND reported ->> 'status' = ANY($2::text[])) AS reported_paid
+              FROM payments p
+              JOIN merchant_callbacks c ON c.order_id = p.order_id AND c.type = 'order.paid'
+              WHERE p.order_id = ANY($1::bigint[])) AS r
+        WHERE r.refunded_minor > 0 OR r.status IN ('refunded', 'partially_refunded', 'charged_back')
+           OR (r.status <> ALL($2::text[]) AND r.reported_paid) OR r.short_capture
         """
 
     /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint

@@ -41,22 +41,24 @@ package struct FulfillmentTrigger: Sendable {
             .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
-        var reversals: [(order: Int64, payment: Int64)] = []
+        var reversals: [(order: Int64, payment: Int64, shortCapture: Bool)] = []
         for row in rows {
             let orderID: Int64 = try row.decode("order_id")
             if try row.decode("follow_up", as: String.self) == "paid" {
                 jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
                                        uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
             } else {
-                reversals.append((orderID, try row.decode("payment_id")))
+                reversals.append((orderID, try row.decode("payment_id"), try row.decode("short_capture")))
             }
         }
         try await queue.enqueue(jobs, on: connection)
         try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
-            for payment in order.payments where reversals.contains(where: { $0.payment == payment.id }) {
-                for callback in Self.reversalCallbacks(order: order, payment: payment, paidStatuses: settings.paidStatuses) {
+            for payment in order.payments {
+                guard let reversal = reversals.first(where: { $0.payment == payment.id }) else { continue }
+                for callback in Self.reversalCallbacks(order: order, payment: payment, paidStatuses: settings.paidStatuses,
+                                                       capturedBelowAuthorised: reversal.shortCapture) {
                     try await MerchantCallbackOutbox(queue: queue).enqueue(callback, on: connection)
                 }
             }
@@ -69,8 +71,12 @@ package struct FulfillmentTrigger: Sendable {
     /// - Parameter paidStatuses: what counts as paid; a payment (reported paid in `order.paid`,
     ///   as the caller made sure) in another status that no refund or dispute explains lost its
     ///   paid state: `order.payment_reversed` with `data.reason` its canonical status.
-    static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment,
-                                  paidStatuses: [String]) -> [MerchantCallback] {
+    /// - Parameter capturedBelowAuthorised: `order.paid` counted the payment's authorisation in
+    ///   full (`PAYHOOK_FULFILL_ON_AUTHORIZED`) and its captures took less: `order.payment_reversed`
+    ///   with `data.reason` `partial_capture` and `data.shortfall`, keyed by the captured sum so
+    ///   each further partial capture is reported once.
+    static func reversalCallbacks(order: OrderRecord, payment: OrderRecord.Payment, paidStatuses: [String],
+                                  capturedBelowAuthorised: Bool = false) -> [MerchantCallback] {
         var callbacks: [MerchantCallback] = []
         // What every reversal callback says, with `extra` members before the payment.
         func data(_ extra: [JSONOutput.Member] = []) -> JSONOutput {
@@ -91,6 +97,13 @@ package struct FulfillmentTrigger: Sendable {
             callbacks.append(MerchantCallback(
                 webhookID: "order.payment_reversed.\(order.id).\(payment.id).\(payment.status)", type: "order.payment_reversed",
                 data: data([.init("reason", .string(payment.status))]),
+                orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
+        }
+        if capturedBelowAuthorised, let amount = payment.amountMinor, let captured = payment.capturedMinor, captured < amount {
+            callbacks.append(MerchantCallback(
+                webhookID: "order.payment_reversed.\(order.id).\(payment.id).captured-\(captured)", type: "order.payment_reversed",
+                data: data([.init("reason", .string("partial_capture")),
+                            .init("shortfall", OrderRecord.money(amount - captured, payment.currency))]),
                 orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
         }
         let openDisputes = payment.chargebacks - payment.chargebackReversals

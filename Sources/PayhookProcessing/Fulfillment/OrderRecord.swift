@@ -24,8 +24,8 @@ package struct OrderRecord: Sendable {
         var account: String = ""
         /// The sum of the captures reported one by one (Adyen CAPTURE), in ISO minor units:
         /// "captured 4,000 of 10,000". `nil` when the provider reports no such captures
-        /// (Mercado Pago, PXP) or none has arrived yet. Exposed only; fulfillment does not
-        /// decide on it.
+        /// (Mercado Pago, PXP) or none has arrived yet. Fulfillment counts it in place of the
+        /// amount for a captured payment (`FulfillmentCheck.countedMinor`).
         package var capturedMinor: Int64? = nil
     }
 
