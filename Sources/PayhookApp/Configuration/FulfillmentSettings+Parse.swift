@@ -14,6 +14,7 @@ extension EnvironmentReader {
             }
         }
         settings.callbackTimeout = .seconds(integer("PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS", default: 10, range: 1...300))
+        settings.reviewAfter = .seconds(integer("PAYHOOK_FULFILLMENT_REVIEW_AFTER_SECONDS", default: 1020, range: 0...604_800))
         return settings
     }
 

@@ -6,7 +6,8 @@
 /// the check wait and run again (``Verdict/wait(_:)``); only a fact that contradicts the order
 /// is a mismatch for a person to review, never a guess in the merchant's disfavour or ours:
 /// - the order was registered with an amount and currency;
-/// - the provider's own order status, when it reported one, is paid (still pending: wait);
+/// - the provider's own order status, when it reported one, is paid (still pending: wait); of
+///   several provider orders linked by reference, one paid is enough;
 /// - the paid payments (captured; authorized too when configured) are all in the expected
 ///   currency and add up to exactly the expected minor units: more is overpaid (a mismatch),
 ///   less may be a capture still to come (wait). A captured payment adds what its captures took
@@ -33,9 +34,14 @@ package enum FulfillmentCheck {
         let paidStatuses = Set(settings.paidStatuses)
         let canonicalStatuses: Set<String> = ["pending", "authorized", "captured", "partially_refunded", "refunded",
                                               "canceled", "declined", "failed", "expired", "charged_back"]
-        if canonicalStatuses.contains(order.status), !paidStatuses.contains(order.status) {
-            if notYetPaid.contains(order.status) { return .wait("provider order status is \(order.status), not paid yet") }
-            return .mismatch("provider order status is \(order.status), not paid")
+        // The order's own provider status and those of the provider orders linked to it by
+        // reference (other checkout attempts): one paid attempt is enough, failed ones stay history.
+        let reported = ([order.status] + order.providerOrders.map(\.status)).filter(canonicalStatuses.contains)
+        if !reported.isEmpty, !reported.contains(where: paidStatuses.contains) {
+            if let pending = reported.first(where: notYetPaid.contains) {
+                return .wait("provider order status is \(pending), not paid yet")
+            }
+            return .mismatch("provider order status is \(reported.joined(separator: ", ")), not paid")
         }
         let paid = order.payments.filter { paidStatuses.contains($0.status) }
         guard !paid.isEmpty else {

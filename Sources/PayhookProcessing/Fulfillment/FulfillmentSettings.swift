@@ -9,6 +9,11 @@ public struct FulfillmentSettings: Sendable, Equatable {
     public var allowedFunding: Set<String>?
     /// Deadline of one callback POST (`PAYHOOK_FULFILLMENT_TIMEOUT_SECONDS`, default 10).
     public var callbackTimeout: Duration = .seconds(10)
+    /// How long an order whose check lacks a fact (a capture without its amount, a payment
+    /// still pending) waits for it before it goes to review
+    /// (`PAYHOOK_FULFILLMENT_REVIEW_AFTER_SECONDS`, default 1020: the 17 minutes ten checks
+    /// took with the standard backoff). Every re-check waits afresh.
+    public var reviewAfter: Duration = .seconds(1020)
 
     public init() {}
 

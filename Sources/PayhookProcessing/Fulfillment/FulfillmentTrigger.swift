@@ -7,7 +7,8 @@ import PayhookAdmin
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
 /// order, so duplicates and replays enqueue it once), and `order.refunded` /
-/// `order.charged_back` / `order.payment_reversed` callbacks for orders already reported paid.
+/// `order.charged_back` / `order.payment_reversed` / `order.overpaid` callbacks for orders
+/// already reported paid.
 package struct FulfillmentTrigger: Sendable {
     package init(queue: JobQueue, settings: FulfillmentSettings) {
         self.queue = queue
@@ -17,18 +18,26 @@ package struct FulfillmentTrigger: Sendable {
     let queue: JobQueue
     let settings: FulfillmentSettings
 
-    /// After a processor batch: links reference-only payments to registered orders, then queues
-    /// follow-ups for every order the batch touched. Nothing to do (the common case for
-    /// providers without merchant orders) costs at most one indexed statement.
-    func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
-        var orderIDs = touched.orderIDs
+    /// After a processor batch: links provider orders and reference-only payments to registered
+    /// orders, then queues follow-ups for every registered order the batch touched. Nothing to do
+    /// (the common case for providers without merchant orders) costs at most one indexed statement.
+    /// - Returns: how many payments were newly reported as `order.overpaid`.
+    @discardableResult
+    func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws -> Int {
+        var orderIDs: Set<Int64> = []
+        if !touched.orderIDs.isEmpty {
+            // A provider order sharing a registered order's reference (another Mercado Pago
+            // checkout attempt) counts for the registered order.
+            let followed = try await connection.query(FulfillmentSQL.shared.linkProviderOrders, [.integerArray(touched.orderIDs.sorted())])
+            for row in followed { orderIDs.insert(try row.decode("order_id")) }
+        }
         if !touched.unlinkedPaymentIDs.isEmpty {
             let linked = try await connection.query(FulfillmentSQL.shared.linkPaymentsByReference,
                                                     [.integerArray(touched.unlinkedPaymentIDs)])
             for row in linked { orderIDs.insert(try row.decode("order_id")) }
         }
-        guard !orderIDs.isEmpty else { return }
-        try await queueFollowUps(orderIDs: orderIDs.sorted(), on: connection)
+        guard !orderIDs.isEmpty else { return 0 }
+        return try await queueFollowUps(orderIDs: orderIDs.sorted(), on: connection)
     }
 
     /// After an order is registered (its payments may have arrived first).
@@ -36,23 +45,28 @@ package struct FulfillmentTrigger: Sendable {
         try await queueFollowUps(orderIDs: [orderID], on: connection)
     }
 
-    private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws {
+    private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws -> Int {
         let rows = try await connection.query(FulfillmentSQL.shared.followUps, [
             .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
         var reversals: [(order: Int64, payment: Int64, shortCapture: Bool)] = []
+        var overpaid: [(order: Int64, payment: Int64)] = []
         for row in rows {
             let orderID: Int64 = try row.decode("order_id")
-            if try row.decode("follow_up", as: String.self) == "paid" {
+            switch try row.decode("follow_up", as: String.self) {
+            case "paid":
                 jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
                                        uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
-            } else {
+            case "overpaid":
+                overpaid.append((orderID, try row.decode("payment_id")))
+            default:
                 reversals.append((orderID, try row.decode("payment_id"), try row.decode("short_capture")))
             }
         }
         try await queue.enqueue(jobs, on: connection)
         try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
+        try await connection.query(FulfillmentSQL.shared.recheckReviewedOrders, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
             for payment in order.payments {
@@ -63,6 +77,41 @@ package struct FulfillmentTrigger: Sendable {
                 }
             }
         }
+        var reported = 0
+        for orderID in Set(overpaid.map(\.order)).sorted() {
+            guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
+            for payment in order.payments where overpaid.contains(where: { $0.order == orderID && $0.payment == payment.id }) {
+                let callback = Self.overpaidCallback(order: order, payment: payment)
+                guard try await MerchantCallbackOutbox(queue: queue).enqueue(callback, on: connection) else { continue }
+                reported += 1
+                let amount = payment.amountMinor.map { Self.minorText($0, payment.currency) } ?? "an unreported amount"
+                try await connection.query(FulfillmentSQL.shared.markOverpaid, [
+                    .int(order.id),
+                    .text("overpaid: payment \(payment.providerPaymentID) paid \(amount) after the order was reported paid; refund it or keep it as credit"),
+                ])
+            }
+        }
+        return reported
+    }
+
+    private static func minorText(_ minor: Int64, _ currency: String?) -> String {
+        "\(minor) \(currency ?? "") minor units"
+    }
+
+    /// `order.overpaid`: a payment captured on an order already reported paid (a duplicate
+    /// checkout). The shopper paid twice; the merchant decides to refund or keep it. Keyed by
+    /// the payment, so it is reported once however often its facts are delivered.
+    static func overpaidCallback(order: OrderRecord, payment: OrderRecord.Payment) -> MerchantCallback {
+        MerchantCallback(
+            webhookID: "order.overpaid.\(order.id).\(payment.id)", type: "order.overpaid",
+            data: .object([
+                .init("order_id", .int(order.id)),
+                .init("merchant_reference", .optional(order.merchantReference)),
+                .init("provider", .string(order.provider)),
+                .init("amount", OrderRecord.money(order.expectedAmountMinor, order.expectedCurrency)),
+                .init("payment", order.paymentJSON(payment)),
+            ]),
+            orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt)
     }
 
     /// The callbacks a refunded, disputed or otherwise reversed payment owes. The webhook-id
