@@ -49,7 +49,8 @@ package struct FulfillmentSQL: SQLStatementSet {
     ///   refunded (in part) or charged back, or that the `order.paid` body reported paid and
     ///   that are paid no more (a capture that failed, an authorisation canceled or expired),
     ///   or that `order.paid` reported `authorized` (counted in full) and whose captures took
-    ///   less (`short_capture`); the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
+    ///   less (`short_capture`), or that have a failed refund or a chargeback reversed (reported
+    ///   only when the refund or chargeback was reported); the caller queues `order.refunded` / `order.charged_back` / `order.payment_reversed`
     ///   callbacks, keyed so a repeat of the same fact is a no-op.
     let followUps = """
         WITH paid AS (
@@ -63,7 +64,9 @@ package struct FulfillmentSQL: SQLStatementSet {
         SELECT 'paid' AS follow_up, id AS order_id, NULL::bigint AS payment_id, false AS short_capture FROM paid
         UNION ALL
         SELECT 'reversal', r.order_id, r.id, r.short_capture
-        FROM (SELECT c.order_id, p.id, p.refunded_minor, p.status,
+        FROM (SELECT c.order_id, p.id, p.refunded_minor, p.status, p.chargeback_reversals,
+                     EXISTS (SELECT 1 FROM payment_adjustments a WHERE a.payment_id = p.id AND a.kind = 'refund' AND a.failed)
+                         AS refund_failed,
                      (p.status = 'captured' AND p.captured_minor < p.amount_minor
                       AND EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS reported
                                   WHERE reported ->> 'provider_payment_id' = p.provider_payment_id
@@ -78,6 +81,7 @@ package struct FulfillmentSQL: SQLStatementSet {
                                    WHERE o.id = ANY($1::bigint[]) OR o.merchant_order_id = ANY($1::bigint[]))) AS r
         WHERE r.refunded_minor > 0 OR r.status IN ('refunded', 'partially_refunded', 'charged_back')
            OR (r.status <> ALL($2::text[]) AND r.reported_paid) OR r.short_capture
+           OR r.refund_failed OR r.chargeback_reversals > 0
         UNION ALL
         SELECT 'overpaid', c.order_id, p.id, false
         FROM payments p
@@ -120,7 +124,9 @@ package struct FulfillmentSQL: SQLStatementSet {
     /// The payments of order `$1` and of the provider orders linked to it by reference.
     let selectPayments = """
         SELECT id, provider_payment_id, merchant_reference, amount_minor, currency, refunded_minor, status,
-               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account, captured_minor
+               status_detail, method, funding, chargebacks, chargeback_reversals, updated_at, account, captured_minor,
+               (SELECT coalesce(sum(a.amount_minor), 0)::bigint FROM payment_adjustments a
+                WHERE a.payment_id = payments.id AND a.kind = 'refund' AND a.failed) AS refund_failed_minor
         FROM payments
         WHERE order_id = $1 OR order_id IN (SELECT id FROM orders WHERE merchant_order_id = $1)
         ORDER BY id

@@ -68,7 +68,7 @@ package struct FulfillmentTrigger: Sendable {
         try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
         try await connection.query(FulfillmentSQL.shared.recheckReviewedOrders, [.integerArray(orderIDs)])
         for orderID in Set(reversals.map(\.order)) {
-            guard let order = try await OrderRecord.load(id: orderID, on: connection) else { continue }
+            guard let order = try await OrderRecord.load(id: orderID, withCallbacks: true, on: connection) else { continue }
             for payment in order.payments {
                 guard let reversal = reversals.first(where: { $0.payment == payment.id }) else { continue }
                 for callback in Self.reversalCallbacks(order: order, payment: payment, paidStatuses: settings.paidStatuses,
@@ -154,6 +154,22 @@ package struct FulfillmentTrigger: Sendable {
                 data: data([.init("reason", .string("partial_capture")),
                             .init("shortfall", OrderRecord.money(amount - captured, payment.currency))]),
                 orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
+        }
+        // A reversal of a reversal is reported only when the merchant heard of the first one.
+        func reported(_ type: String) -> Bool {
+            order.callbacks.contains { $0.webhookID.hasPrefix("\(type).\(order.id).\(payment.id).") }
+        }
+        if payment.refundFailedMinor > 0, reported("order.refunded") {
+            callbacks.append(MerchantCallback(
+                webhookID: "order.refund_failed.\(order.id).\(payment.id).\(payment.refundFailedMinor)", type: "order.refund_failed",
+                data: data([.init("refund_failed", OrderRecord.money(payment.refundFailedMinor, payment.currency))]),
+                orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: payment.updatedAt))
+        }
+        if payment.chargebackReversals > 0, reported("order.charged_back") {
+            callbacks.append(MerchantCallback(
+                webhookID: "order.chargeback_reversed.\(order.id).\(payment.id).\(payment.chargebackReversals)",
+                type: "order.chargeback_reversed", data: data(), orderID: order.id, subscriptionID: nil, url: order.callbackURL,
+                occurredAt: payment.updatedAt))
         }
         let openDisputes = payment.chargebacks - payment.chargebackReversals
         if payment.status == "charged_back" || openDisputes > 0 {

@@ -27,6 +27,8 @@ package struct OrderRecord: Sendable {
         /// (Mercado Pago, PXP) or none has arrived yet. Fulfillment counts it in place of the
         /// amount for a captured payment (`FulfillmentCheck.countedMinor`).
         package var capturedMinor: Int64? = nil
+        /// The sum of this payment's refunds that later failed (REFUND_FAILED, REFUNDED_REVERSED).
+        package var refundFailedMinor: Int64 = 0
     }
 
     /// A provider order linked to this merchant order by its reference (`orders.merchant_order_id`):
@@ -125,7 +127,7 @@ extension OrderRecord {
                     method: try row.decode("method"), funding: try row.decode("funding"),
                     chargebacks: try row.decode("chargebacks"), chargebackReversals: try row.decode("chargeback_reversals"),
                     updatedAt: try row.decode("updated_at"), account: try row.decode("account"),
-                    capturedMinor: try row.decode("captured_minor"))
+                    capturedMinor: try row.decode("captured_minor"), refundFailedMinor: try row.decode("refund_failed_minor"))
         }
         order.providerOrders = try await connection.query(FulfillmentSQL.shared.selectProviderOrders, [.int(id)]).map { row throws(PostgresError) in
             ProviderOrder(id: try row.decode("id"), providerOrderID: try row.decode("provider_order_id"), status: try row.decode("status"))
