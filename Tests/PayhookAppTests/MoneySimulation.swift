@@ -548,6 +548,38 @@ struct MoneySimulation {
                 expect(types.contains("order.payment_reversed"), "\(payment.status) \(order.reference) after order.paid not reported")
             }
         }
+        // 5b. No order.paid before the captured money covered the order: what the frozen body
+        //     reported as captured (its captured sum where captures were reported one by one)
+        //     adds up to the order's amount. (Default settings: authorisations do not count.)
+        let paidShort = try await pool.query("""
+            SELECT o.merchant_reference, o.expected_amount_minor,
+                   (SELECT coalesce(sum(coalesce((p -> 'captured' ->> 'value')::bigint, (p -> 'amount' ->> 'value')::bigint)), 0)
+                    FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS p
+                    WHERE p ->> 'status' = 'captured')::bigint AS counted
+            FROM orders o JOIN merchant_callbacks c ON c.order_id = o.id AND c.type = 'order.paid'
+            """).rows
+        for row in paidShort {
+            let reference: String? = try row.decode("merchant_reference")
+            let expected: Int64? = try row.decode("expected_amount_minor"), counted: Int64 = try row.decode("counted")
+            expect(expected.map { counted >= $0 } ?? false,
+                   "order \(reference ?? "?") reported paid with \(counted) captured of \(expected.map(String.init) ?? "no amount")")
+        }
+        // 5c. Every extra payment reported: a captured payment of an order (or of a provider order
+        //     linked to it) that order.paid did not report paid has its order.overpaid.
+        let unreported = try await pool.query("""
+            SELECT p.provider_payment_id FROM payments p
+            JOIN orders po ON po.id = p.order_id
+            JOIN merchant_callbacks c ON c.order_id = coalesce(po.merchant_order_id, po.id) AND c.type = 'order.paid'
+            WHERE p.status = 'captured'
+              AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS r
+                              WHERE r ->> 'provider_payment_id' = p.provider_payment_id AND r ->> 'status' = 'captured')
+              AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m WHERE m.type = 'order.overpaid' AND m.order_id = c.order_id
+                                AND m.webhook_id = 'order.overpaid.' || c.order_id || '.' || p.id)
+            """).rows
+        for row in unreported {
+            let payment: String = try row.decode("provider_payment_id")
+            expect(false, "extra payment \(payment) after order.paid not reported")
+        }
         // 6. Nothing acknowledged is lost or stuck: every delivery processed or in front of an operator.
         let stuck = try await pool.query("""
             SELECT count(*) AS n FROM inbound_events e
