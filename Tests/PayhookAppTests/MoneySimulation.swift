@@ -207,7 +207,43 @@ struct MoneySimulation {
         let lifecycles = try await drawCorpusLifecycles(world, random: &corpusRandom, into: &corpusPending)
         report.exercised["corpus lifecycles"] = lifecycles.count
 
+        // Money edges, from a stream of their own too: Adyen orders captured in part (sometimes
+        // completed by a second capture) and orders paid twice (a duplicate checkout). Checked
+        // by invariants 5b and 5c.
+        var edgeRandom = Random(seed: seed ^ 0xED6E_5EED_0000_0001)
+        var edgePending: [Delivery] = []
+        for index in 0..<edgeRandom.int(1...3) {
+            let reference = "edge-\(seed)-\(index)", psp = "EDGE-\(seed)-\(index)"
+            _ = try await world.orders.register(try OrderRegistration.parse(Array("""
+                {"provider": "adyen", "merchant_reference": "\(reference)", "amount": {"value": 3000, "currency": "EUR"}}
+                """.utf8)))
+            func item(_ psp: String, _ code: String, _ value: Int64, original: String? = nil) -> Delivery {
+                Delivery(provider: .adyen, body: Bodies.adyen(Bodies.adyenItem(psp: psp, original: original, code: code, value: value,
+                                                                               reference: reference)))
+            }
+            if edgeRandom.chance(50) {
+                edgePending += [item(psp, "AUTHORISATION", 3000), item("CAP1-\(psp)", "CAPTURE", 1200, original: psp)]
+                if edgeRandom.chance(50) { edgePending.append(item("CAP2-\(psp)", "CAPTURE", 1800, original: psp)) }
+                report.exercised["partial captures", default: 0] += 1
+            } else {
+                for attempt in ["A", "B"] {
+                    edgePending += [item("\(psp)-\(attempt)", "AUTHORISATION", 3000),
+                                    item("CAP-\(psp)-\(attempt)", "CAPTURE", 3000, original: "\(psp)-\(attempt)")]
+                }
+                report.exercised["second payments", default: 0] += 1
+            }
+        }
+
         for _ in 0..<steps {
+            if !edgePending.isEmpty, edgeRandom.chance(25) {
+                let delivery = edgePending.remove(at: edgeRandom.int(0...(edgePending.count - 1)))
+                try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
+                                     [.text(delivery.provider.rawValue), .text("sim-edge-\(delivered)"),
+                                      .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+                delivered += 1
+                report.steps.append("deliver money edge")
+                _ = try await world.processor.processBatch()
+            }
             if !corpusPending.isEmpty, corpusRandom.chance(30) {
                 let index = corpusRandom.int(0...(corpusPending.count - 1))
                 let delivery = corpusRandom.chance(25) ? corpusPending[index] : corpusPending.remove(at: index)
@@ -320,7 +356,7 @@ struct MoneySimulation {
             try await insertCorpusDelivery(delivery, number: delivered, world)
             delivered += 1
         }
-        for delivery in pending {
+        for delivery in pending + edgePending {
             try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
                                  [.text(delivery.provider.rawValue), .text("sim-\(delivery.provider.rawValue)-\(delivered)"),
                                   .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
@@ -580,6 +616,8 @@ struct MoneySimulation {
             let payment: String = try row.decode("provider_payment_id")
             expect(false, "extra payment \(payment) after order.paid not reported")
         }
+        report.exercised["order.overpaid sent"] = Int(try await pool.query(
+            "SELECT count(*) AS n FROM merchant_callbacks WHERE type = 'order.overpaid'").rows.first?.decode("n", as: Int64.self) ?? 0)
         // 6. Nothing acknowledged is lost or stuck: every delivery processed or in front of an operator.
         let stuck = try await pool.query("""
             SELECT count(*) AS n FROM inbound_events e
