@@ -390,9 +390,16 @@ struct MoneySimulation {
         -> [CorpusLifecycle] {
         var files = ProviderCorpus.caseFiles()
         var lifecycles: [CorpusLifecycle] = []
-        for _ in 0..<min(2, files.count) {
+        var referencesInUse: Set<String> = []
+        while lifecycles.count < 2, !files.isEmpty {
             let file = files.remove(at: random.int(0...(files.count - 1)))
             let testCase = try ProviderCorpus.load(file)
+            // Cases reuse their provider's sample references (many Adyen cases pay
+            // `adyen-order-1`): two drawn together would share one order, and a second payment
+            // on it is rightly an overpayment neither case documents. Draw another instead.
+            let references = Self.merchantReferences(testCase)
+            guard referencesInUse.isDisjoint(with: references) else { continue }
+            referencesInUse.formUnion(references)
             for step in testCase.steps {
                 switch step {
                 case .seed(let collection, let id, let body):
@@ -412,6 +419,23 @@ struct MoneySimulation {
             lifecycles.append(CorpusLifecycle(file: file, testCase: testCase, orderID: orderID))
         }
         return lifecycles
+    }
+
+    /// The merchant references a case registers or pays, scoped by provider.
+    private static func merchantReferences(_ testCase: CorpusCase) -> Set<String> {
+        var references: Set<String> = []
+        let scope = testCase.provider.rawValue + ":"
+        if let reference = testCase.order?.merchantReference { references.insert(scope + reference) }
+        for step in testCase.steps {
+            guard case .deliver(let body, _, _) = step else { continue }
+            var text = Substring(renderJSON(body))
+            while let range = text.range(of: "\"merchantReference\":\"") {
+                text = text[range.upperBound...]
+                guard let end = text.firstIndex(of: "\"") else { break }
+                references.insert(scope + String(text[..<end]))
+            }
+        }
+        return references
     }
 
     private func insertCorpusDelivery(_ delivery: Delivery, number: Int, _ world: World) async throws {
