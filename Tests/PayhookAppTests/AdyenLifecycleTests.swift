@@ -213,7 +213,7 @@ struct AdyenDisputeCallbackTests {
         try await harness.deliver([Bodies.adyen(dispute("CHARGEBACK_REVERSED", date: "2025-07-10T10:00:00+02:00")),
                                    Bodies.adyen(dispute("SECOND_CHARGEBACK", date: "2025-08-10T10:00:00+02:00"))],
                                   processor: processor)
-        let second = await eventually(timeout: .seconds(60)) { harness.endpoint.received.count >= 3 }
+        let second = await eventually(timeout: .seconds(60)) { harness.endpoint.received.count >= 4 }
         try await Task.sleep(for: .milliseconds(500))
         worker.shutdown(gracePeriod: .seconds(5))
         await task.value
@@ -222,7 +222,9 @@ struct AdyenDisputeCallbackTests {
         let types = harness.endpoint.received.compactMap { received in
             String(decoding: received.body, as: UTF8.self).split(separator: "\"").dropFirst(3).first.map(String.init)
         }
-        #expect(types == ["order.paid", "order.charged_back", "order.charged_back"])
+        // The reversal and the second chargeback, processed together, are both reported (in either order).
+        #expect(Array(types.prefix(2)) == ["order.paid", "order.charged_back"])
+        #expect(types.dropFirst(2).sorted() == ["order.chargeback_reversed", "order.charged_back"])
         #expect(try await harness.processing.payment(.adyen, "PSP77")?.status == "charged_back")
     }
 }

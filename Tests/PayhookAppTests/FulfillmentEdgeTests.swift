@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookProviders
 import PayhookQueue
 import PayhookTestSupport
 import Synchronization
@@ -126,7 +127,7 @@ struct FulfillmentEdgeTests {
         #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters") == 0)
     }
 
-    @Test("a capture whose amount never arrives goes to review only after the bounded checks, naming the missing fact")
+    @Test("a capture whose amount never arrives waits, showing what for, and goes to review only after the configured wait, naming the missing fact")
     func missingFactBounded() async throws {
         let harness = try await FulfillmentHarness.make("edge_missing_fact")
         defer { harness.endpoint.stop() }
@@ -135,16 +136,80 @@ struct FulfillmentEdgeTests {
         try await harness.deliver([capture], processor: harness.processor())
         let queue = harness.queue()
         let handlers = try harness.handlers()
-        try await runDueJobs(harness, handlers, queue)
-        #expect(try await harness.order(order.id).fulfillmentStatus == "pending")
-        for _ in 0..<12 {
+        for _ in 0..<5 {
             try await harness.pool.query("UPDATE jobs SET run_at = now() WHERE state = 'retryable'")
             try await runDueJobs(harness, handlers, queue)
         }
+        let waiting = try await harness.order(order.id)
+        #expect(waiting.fulfillmentStatus == "pending")
+        #expect(waiting.waitingFor == "payment PSP33 has no reported amount yet")
+        #expect(waiting.waitingSince != nil)
+        // The configured wait (PAYHOOK_FULFILLMENT_REVIEW_AFTER_SECONDS, 1020 s by default) has passed.
+        try await harness.pool.query("UPDATE orders SET waiting_since = now() - interval '1021 seconds' WHERE id = $1", [.int(order.id)])
+        try await harness.pool.query("UPDATE jobs SET run_at = now() WHERE state = 'retryable'")
+        try await runDueJobs(harness, handlers, queue)
         let reviewed = try await harness.order(order.id)
         #expect(reviewed.fulfillmentStatus == "needs_review")
-        #expect(reviewed.reviewReason?.contains("has no reported amount yet, still after 10 checks") == true, "\(reviewed.reviewReason ?? "")")
+        #expect(reviewed.reviewReason?.contains("has no reported amount yet, still after waiting 102") == true, "\(reviewed.reviewReason ?? "")")
+        #expect(reviewed.waitingFor == nil)
         #expect(harness.endpoint.received.isEmpty)
+    }
+
+    @Test("an order in review is checked again when the missing fact arrives: the authorisation after review fulfills it and resolves its dead letter")
+    func reviewRecheckedOnNewFact() async throws {
+        var settings = FulfillmentSettings()
+        settings.reviewAfter = .zero
+        let harness = try await FulfillmentHarness.make("edge_review_new_fact", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-40"))
+        let paid = FulfillmentHarness.adyenPaid(psp: "PSP40", reference: "order-40", value: 1999)
+        try await harness.deliver([paid[1]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "needs_review")
+        #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters WHERE status = 'open'") == 1)
+
+        try await harness.deliver([paid[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        let fulfilled = try await harness.order(order.id)
+        #expect(fulfilled.fulfillmentStatus == "fulfilled")
+        #expect(fulfilled.reviewReason == nil)
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid"])
+        #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters WHERE status = 'open'") == 0)
+    }
+
+    @Test("replaying a fulfillment_mismatch dead letter runs the check again instead of discarding it again; a mismatch that still holds goes back to review with its reason")
+    func reviewRecheckedOnReplay() async throws {
+        var settings = FulfillmentSettings()
+        settings.reviewAfter = .zero
+        let harness = try await FulfillmentHarness.make("edge_review_replay", settings: settings)
+        defer { harness.endpoint.stop() }
+        let order = try await harness.register(FulfillmentTests.registration("order-41"))
+        let capture = FulfillmentHarness.adyenPaid(psp: "PSP41", reference: "order-41", value: 1999)[1]
+        try await harness.deliver([capture], processor: harness.processor())
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "needs_review")
+
+        // The operator replays with a longer wait configured: the check runs and waits for the amount.
+        var patient = settings
+        patient.reviewAfter = .seconds(3600)
+        let patientHandler = FulfillOrderHandler(pool: harness.pool, queue: harness.queue(), settings: patient,
+                                                 metrics: harness.metrics, logger: .silent)
+        let letter = try await openLetter(harness, reason: "fulfillment_mismatch")
+        _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall"))
+        try await runDueJobs(harness, [AnyJobHandler(patientHandler)], harness.queue())
+        let waiting = try await harness.order(order.id)
+        #expect(waiting.waitingFor == "payment PSP41 has no reported amount yet")
+        #expect(try await harness.processing.text(
+            "SELECT state AS v FROM jobs WHERE unique_key = 'fulfill_order:\(order.id)'") == "retryable")
+
+        // Replayed with the short wait, the still-missing amount sends it back to review, with a new letter.
+        try await harness.pool.query("UPDATE jobs SET run_at = now() WHERE state = 'retryable'")
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        let reviewed = try await harness.order(order.id)
+        #expect(reviewed.fulfillmentStatus == "needs_review")
+        #expect(reviewed.reviewReason?.hasPrefix("payment PSP41 has no reported amount yet, still after waiting") == true)
+        #expect(try await harness.processing.scalar("SELECT count(*) AS n FROM dead_letters WHERE status = 'open'") == 1)
     }
 
     @Test("two accounts may register the same merchant reference; a payment links to and fulfills only the order of the account whose route delivered it")
@@ -212,6 +277,71 @@ struct FulfillmentEdgeTests {
         #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.payment_reversed"])
         #expect(try await harness.processing.text(
             "SELECT body AS v FROM merchant_callbacks WHERE type = 'order.payment_reversed'")?.contains(#""reason":"canceled""#) == true)
+    }
+
+    @Test("with PAYHOOK_FULFILL_ON_AUTHORIZED, a capture below the authorised amount after order.paid queues one order.payment_reversed (reason partial_capture) naming the shortfall")
+    func partialCaptureAfterAuthorizedPaid() async throws {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        let harness = try await FulfillmentHarness.make("edge_partial_capture_authorized", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-37"))
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP37", reference: "order-37", value: 1999)[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "fulfilled")
+        let capture = Bodies.adyen(Bodies.adyenItem(psp: "CAP-PSP37", original: "PSP37", code: "CAPTURE", value: 800, reference: "order-37"))
+        try await harness.deliver([capture, capture], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.payment_reversed"])
+        let body = try #require(try await harness.processing.text(
+            "SELECT body AS v FROM merchant_callbacks WHERE type = 'order.payment_reversed'"))
+        #expect(body.contains(#""reason":"partial_capture""#))
+        #expect(body.contains(#""shortfall":{"value":1199,"currency":"EUR"}"#))
+    }
+
+    @Test("a capture of the full authorised amount after order.paid on authorisation reports nothing")
+    func fullCaptureAfterAuthorizedPaid() async throws {
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        let harness = try await FulfillmentHarness.make("edge_full_capture_authorized", settings: settings)
+        defer { harness.endpoint.stop() }
+        let processor = harness.processor()
+        let order = try await harness.register(FulfillmentTests.registration("order-38"))
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP38", reference: "order-38", value: 1999)[0]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        try await harness.deliver([FulfillmentHarness.adyenPaid(psp: "PSP38", reference: "order-38", value: 1999)[1]], processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid"])
+    }
+
+    @Test("a second payment captured on an order already reported paid queues one order.overpaid, gives the order a review reason the console shows, and counts in payhook_overpayments_total")
+    func secondPaymentAfterPaid() async throws {
+        let harness = try await FulfillmentHarness.make("edge_second_payment")
+        defer { harness.endpoint.stop() }
+        let metrics = MetricsRegistry()
+        var processorSettings = ProcessorSettings()
+        processorSettings.pollInterval = .milliseconds(200)
+        let processor = InboundEventProcessor(
+            pool: harness.pool, conninfo: harness.processing.database.url, clients: PaymentProviderClients([harness.processing.mercadoPago, harness.processing.pxp]), hooks: .subscriptions,
+            settings: processorSettings, logger: .silent, metrics: metrics, fulfillment: harness.settings)
+        let order = try await harness.register(FulfillmentTests.registration("order-39"))
+        try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP39", reference: "order-39", value: 1999), processor: processor)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await harness.order(order.id).fulfillmentStatus == "fulfilled")
+
+        let second = FulfillmentHarness.adyenPaid(psp: "PSP39-B", reference: "order-39", value: 1999)
+        for body in second + second { try await harness.processing.insert(.adyen, body) }
+        let outcome = try await harness.processing.drain(processor)
+        #expect(outcome.overpayments == 1)
+        try await runDueJobs(harness, try harness.handlers(), harness.queue())
+        #expect(try await callbackTypes(harness, order.id) == ["order.paid", "order.overpaid"])
+        let reviewed = try await harness.order(order.id)
+        #expect(reviewed.fulfillmentStatus == "fulfilled")
+        #expect(reviewed.reviewReason?.hasPrefix("overpaid: payment PSP39-B paid 1999 EUR minor units") == true)
+        let body = try #require(harness.endpoint.received.first { $0.header("webhook-id")?.hasPrefix("order.overpaid.") == true }?.body)
+        #expect(String(decoding: body, as: UTF8.self).contains(#""provider_payment_id":"PSP39-B""#))
+        #expect(metrics.renderPrometheus().contains("payhook_overpayments_total 1\n"))
     }
 
     @Test("a refund committed while the fulfillment transaction is open waits for it, then sees order.paid and queues order.refunded")

@@ -262,6 +262,24 @@ struct FulfillmentCheckTests {
         #expect(Self.verdict(Self.order([Self.payment("P1", 1999)], status: "pending")).hasPrefix("wait: provider order status is pending"))
     }
 
+    @Test("a captured payment counts what its captures took, not what was authorised: a partial capture waits as underpaid; captures of several payments add up")
+    func capturedAmountCounts() {
+        var partial = Self.payment("P1", 1999)
+        partial.capturedMinor = 800
+        #expect(Self.verdict(Self.order([partial])) == "wait: amount mismatch (underpaid so far): paid 800 EUR minor units, order expects 1999")
+        var rest = Self.payment("P2", 1199)
+        rest.capturedMinor = 1199
+        #expect(Self.verdict(Self.order([partial, rest])) == "fulfill")
+        var full = partial
+        full.capturedMinor = 1999
+        #expect(Self.verdict(Self.order([full])) == "fulfill")
+        // An authorisation counted as paid (PAYHOOK_FULFILL_ON_AUTHORIZED) counts in full: nothing is captured yet.
+        var settings = FulfillmentSettings()
+        settings.fulfillOnAuthorized = true
+        #expect(Self.verdict(Self.order([Self.payment("P1", 1999, status: "authorized")]), settings) == "fulfill")
+        #expect(Self.verdict(Self.order([partial]), settings).hasPrefix("wait: amount mismatch (underpaid so far): paid 800"))
+    }
+
     @Test("a funding restriction refuses other funding types and waits for an unreported one")
     func funding() {
         var settings = FulfillmentSettings()

@@ -45,6 +45,10 @@ struct MoneySimulationTests {
         #expect(result.checks > result.runs * 5)
         // Lifecycles from the provider corpus ran among the simulated traffic.
         #expect(result.exercised["corpus lifecycles", default: 0] >= Self.fixedSeeds.count)
+        // Money edges ran among them, and at least one second payment reached order.overpaid.
+        #expect(result.exercised["partial captures", default: 0] > 0)
+        #expect(result.exercised["second payments", default: 0] > 0)
+        #expect(result.exercised["order.overpaid sent", default: 0] > 0)
         for report in result.failed { Issue.record(Comment(rawValue: Self.describe(report))) }
     }
 

@@ -133,6 +133,7 @@ struct ProcessingHarness: Sendable {
             total.processed += outcome.processed
             total.retried += outcome.retried
             total.dead += outcome.dead
+            total.overpayments += outcome.overpayments
             if outcome.claimed == 0 { return total }
         }
     }

@@ -21,6 +21,7 @@ extension EnvironmentReader {
             case .failure(let failure): problem("PAYHOOK_CALLBACK_ALLOWED_CIDRS", failure.message)
             }
         }
+        settings.reviewAfter = .seconds(integer("PAYHOOK_FULFILLMENT_REVIEW_AFTER_SECONDS", default: 1020, range: 0...604_800))
         return settings
     }
 

@@ -49,7 +49,11 @@ extension ConsolePages {
             ("expected amount", money(order.expectedAmountMinor, order.expectedCurrency)), ("provider status", "\(order.status)"),
             ("fulfillment", badge(order.fulfillmentStatus, order.fulfillmentStatus == "fulfilled" ? "ok"
                 : ["needs_review", "failed"].contains(order.fulfillmentStatus) ? "failed" : "waiting")),
-            ("review reason", HTML.text(order.reviewReason)), ("callback URL", HTML.text(order.callbackURL)),
+            ("review reason", HTML.text(order.reviewReason)),
+            ("waiting for", HTML.text(order.waitingFor)), ("waiting since", HTML.time(order.waitingSince, now: now)),
+            ("provider orders", HTML.text(order.providerOrders.isEmpty ? nil
+                : order.providerOrders.map { "\($0.providerOrderID ?? "?") (\($0.status))" }.joined(separator: ", "))),
+            ("callback URL", HTML.text(order.callbackURL)),
             ("registered", HTML.time(order.registeredAt, now: now)), ("fulfilled", HTML.time(order.fulfilledAt, now: now)),
             ("created", HTML.time(order.createdAt, now: now)), ("updated", HTML.time(order.updatedAt, now: now)),
         ])

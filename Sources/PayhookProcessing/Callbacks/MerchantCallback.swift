@@ -102,9 +102,10 @@ package struct CallbackSQL: SQLStatementSet {
         """
 
     /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
-    /// had failed and an operator replayed it).
+    /// had failed and an operator replayed it). An overpayment reported meanwhile keeps its reason.
     let markOrderFulfilled = """
-        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(), review_reason = NULL, updated_at = now()
+        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(),
+               review_reason = CASE WHEN review_reason LIKE 'overpaid:%' THEN review_reason END, updated_at = now()
         WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
         """
 

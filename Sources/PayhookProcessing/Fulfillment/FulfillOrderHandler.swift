@@ -9,11 +9,17 @@ package import PayhookQueue
 ///
 /// The check runs with the order row locked, so it sees a consistent set of payments. A
 /// missing fact (a capture whose authorisation, with the amount, has not arrived) waits: the
-/// job is retried and woken when the order's payments change, and only after `checks` goes to
-/// review. A mismatch never fulfills: the order becomes `needs_review` with the reason, the job is
-/// discarded into a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts
-/// it. Running again (a replay, a crash before the outcome was recorded) repeats the decision
-/// and changes nothing twice: the callback's webhook-id is derived from the order.
+/// order records what it waits for (`waiting_for`, `waiting_since`, shown in the console), the
+/// job is retried and woken when the order's payments change, and only after
+/// ``FulfillmentSettings/reviewAfter`` (or the job's last attempt) goes to review. A mismatch
+/// never fulfills: the order becomes `needs_review` with the reason, the job is discarded into
+/// a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts it.
+///
+/// Review is not final: a replay of that dead letter, or a new fact on the order (the
+/// processor revives the job, `FulfillmentSQL.recheckReviewedOrders`), runs the check again; the
+/// order fulfills if the facts now match, and goes back to review with the current reason if
+/// not. Running again (a replay, a crash before the outcome was recorded) changes nothing twice:
+/// the callback's webhook-id is derived from the order.
 package struct FulfillOrderHandler: JobHandler {
     package init(pool: PostgresPool, queue: JobQueue, settings: FulfillmentSettings, metrics: MetricsRegistry, logger: Logger, beforeCommit: (@Sendable (Int64) async -> Void)? = nil) {
         self.pool = pool
@@ -41,15 +47,14 @@ package struct FulfillOrderHandler: JobHandler {
 
     static func paidWebhookID(orderID: Int64) -> String { "order.paid.\(orderID)" }
 
-    /// Checks of an order that lacks a fact before it goes to review: the job's attempts, at
-    /// most ten (about 17 minutes with the standard backoff).
-    static func checks(_ job: Job) -> Int { min(job.maxAttempts, 10) }
-
     /// The processor's advisory-lock keys of everything that links a payment to `order`: its
     /// provider order id, its merchant reference and each payment linked already.
     static func lockKeys(_ order: OrderRecord) -> [AdvisoryLockKey] {
         var keys = order.payments.map { AdvisoryLockKey.payment(provider: order.provider, id: $0.providerPaymentID) }
         if let id = order.providerOrderID { keys.append(.order(provider: order.provider, id: id)) }
+        for linked in order.providerOrders {
+            if let id = linked.providerOrderID { keys.append(.order(provider: order.provider, id: id)) }
+        }
         if let reference = order.merchantReference {
             keys.append(.reference(provider: order.provider, merchantReference: reference))
         }
@@ -79,14 +84,8 @@ package struct FulfillOrderHandler: JobHandler {
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
                 return .discard(reason: "not_found: no order \(orderID)")
             }
-            switch order.fulfillmentStatus {
-            case "fulfilled", "failed":
-                return .succeeded
-            case "needs_review":
-                return .discard(reason: "fulfillment_mismatch: \(order.reviewReason ?? "order needs review")")
-            default:
-                break
-            }
+            // `needs_review` runs the check again: this job was replayed or revived by a new fact.
+            if order.fulfillmentStatus == "fulfilled" || order.fulfillmentStatus == "failed" { return .succeeded }
             switch FulfillmentCheck.evaluate(order, settings: settings) {
             case .fulfill:
                 try await MerchantCallbackOutbox(queue: queue).enqueue(MerchantCallback(
@@ -97,12 +96,15 @@ package struct FulfillOrderHandler: JobHandler {
                 try await connection.query(FulfillmentSQL.shared.markFulfillmentPending, [.int(order.id)])
                 await beforeCommit?(order.id)
                 return .succeeded
-            case .wait(let missing) where job.attempt < Self.checks(job):
-                // Nothing is decided: the fact may still arrive (the processor wakes this job
-                // when the order's payments change).
-                return .retry(error: "waiting: \(missing)")
             case .wait(let missing):
-                let reason = "\(missing), still after \(job.attempt) checks"
+                let waited = order.waitingSince.map { Date().timeIntervalSince($0) } ?? 0
+                if waited < settings.reviewAfter.seconds, !job.isLastAttempt {
+                    // Nothing is decided: the fact may still arrive (the processor wakes this job
+                    // when the order's payments change).
+                    try await connection.query(FulfillmentSQL.shared.markWaiting, [.int(order.id), .text(missing)])
+                    return .retry(error: "waiting: \(missing)")
+                }
+                let reason = "\(missing), still after waiting \(Int(waited)) s (\(job.attempt) checks)"
                 try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(reason: "fulfillment_mismatch: \(reason)")
             case .mismatch(let reason):

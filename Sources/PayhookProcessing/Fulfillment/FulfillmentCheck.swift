@@ -6,10 +6,12 @@
 /// the check wait and run again (``Verdict/wait(_:)``); only a fact that contradicts the order
 /// is a mismatch for a person to review, never a guess in the merchant's disfavour or ours:
 /// - the order was registered with an amount and currency;
-/// - the provider's own order status, when it reported one, is paid (still pending: wait);
+/// - the provider's own order status, when it reported one, is paid (still pending: wait); of
+///   several provider orders linked by reference, one paid is enough;
 /// - the paid payments (captured; authorized too when configured) are all in the expected
 ///   currency and add up to exactly the expected minor units: more is overpaid (a mismatch),
-///   less may be a capture still to come (wait);
+///   less may be a capture still to come (wait). A captured payment adds what its captures took
+///   (``countedMinor(_:amountMinor:)``), so a partial capture leaves the order underpaid;
 /// - every paid payment was delivered for the order's account (per-account routes), and every
 ///   one that carries a merchant reference carries the registered one;
 /// - when funding types are restricted, every paid payment reports an allowed one (an
@@ -32,9 +34,14 @@ package enum FulfillmentCheck {
         let paidStatuses = Set(settings.paidStatuses)
         let canonicalStatuses: Set<String> = ["pending", "authorized", "captured", "partially_refunded", "refunded",
                                               "canceled", "declined", "failed", "expired", "charged_back"]
-        if canonicalStatuses.contains(order.status), !paidStatuses.contains(order.status) {
-            if notYetPaid.contains(order.status) { return .wait("provider order status is \(order.status), not paid yet") }
-            return .mismatch("provider order status is \(order.status), not paid")
+        // The order's own provider status and those of the provider orders linked to it by
+        // reference (other checkout attempts): one paid attempt is enough, failed ones stay history.
+        let reported = ([order.status] + order.providerOrders.map(\.status)).filter(canonicalStatuses.contains)
+        if !reported.isEmpty, !reported.contains(where: paidStatuses.contains) {
+            if let pending = reported.first(where: notYetPaid.contains) {
+                return .wait("provider order status is \(pending), not paid yet")
+            }
+            return .mismatch("provider order status is \(reported.joined(separator: ", ")), not paid")
         }
         let paid = order.payments.filter { paidStatuses.contains($0.status) }
         guard !paid.isEmpty else {
@@ -58,7 +65,7 @@ package enum FulfillmentCheck {
             guard currency == expectedCurrency else {
                 return .mismatch("currency mismatch: payment \(payment.providerPaymentID) is in \(currency), order expects \(expectedCurrency)")
             }
-            let (sum, overflow) = total.addingReportingOverflow(minor)
+            let (sum, overflow) = total.addingReportingOverflow(Self.countedMinor(payment, amountMinor: minor))
             guard !overflow else { return .mismatch("payment amounts overflow") }
             total = sum
             if let allowed = settings.allowedFunding {
@@ -79,6 +86,15 @@ package enum FulfillmentCheck {
             return .wait("amount mismatch (underpaid so far): paid \(total) \(expectedCurrency) minor units, order expects \(expectedMinor)")
         }
         return .fulfill
+    }
+
+    /// What a paid payment contributes: a captured payment whose captures were reported one by
+    /// one (Adyen) counts what those captures took, so 4,000 captured of a 10,000 authorisation
+    /// is 4,000; any other paid payment (Mercado Pago and PXP report fetched state, and an
+    /// authorisation counted as paid has nothing captured yet) counts its amount in full.
+    static func countedMinor(_ payment: OrderRecord.Payment, amountMinor: Int64) -> Int64 {
+        guard payment.status == "captured", let captured = payment.capturedMinor else { return amountMinor }
+        return captured
     }
 
     private static func name(_ account: String) -> String { account.isEmpty ? "(default route)" : account }

@@ -12,6 +12,11 @@ public struct FulfillmentSettings: Sendable, Equatable {
     /// Where an order's own `callback_url` may point (`PAYHOOK_CALLBACK_ALLOWED_CIDRS` admits
     /// internal networks); `PAYHOOK_FULFILLMENT_URL` is not subject to it.
     public var callbackDestinations = CallbackDestinationPolicy()
+    /// How long an order whose check lacks a fact (a capture without its amount, a payment
+    /// still pending) waits for it before it goes to review
+    /// (`PAYHOOK_FULFILLMENT_REVIEW_AFTER_SECONDS`, default 1020: the 17 minutes ten checks
+    /// took with the standard backoff). Every re-check waits afresh.
+    public var reviewAfter: Duration = .seconds(1020)
 
     public init() {}
 

@@ -24,9 +24,20 @@ package struct OrderRecord: Sendable {
         var account: String = ""
         /// The sum of the captures reported one by one (Adyen CAPTURE), in ISO minor units:
         /// "captured 4,000 of 10,000". `nil` when the provider reports no such captures
-        /// (Mercado Pago, PXP) or none has arrived yet. Exposed only; fulfillment does not
-        /// decide on it.
+        /// (Mercado Pago, PXP) or none has arrived yet. Fulfillment counts it in place of the
+        /// amount for a captured payment (`FulfillmentCheck.countedMinor`).
         package var capturedMinor: Int64? = nil
+        /// The sum of this payment's refunds that later failed (REFUND_FAILED, REFUNDED_REVERSED).
+        package var refundFailedMinor: Int64 = 0
+    }
+
+    /// A provider order linked to this merchant order by its reference (`orders.merchant_order_id`):
+    /// another Mercado Pago checkout attempt for the same `external_reference`.
+    package struct ProviderOrder: Sendable {
+        package var id: Int64
+        package var providerOrderID: String?
+        /// Its provider-reported status (`created` until the provider order says otherwise).
+        package var status: String
     }
 
     package struct Callback: Sendable {
@@ -65,10 +76,16 @@ package struct OrderRecord: Sendable {
     package var callbackURL: String?
     package var registeredAt: Date?
     package var fulfilledAt: Date?
+    /// The fact fulfillment is waiting for, and since when (`nil` unless a check is waiting).
+    package var waitingFor: String? = nil
+    package var waitingSince: Date? = nil
     package var createdAt: Date
     package var updatedAt: Date
+    /// The payments of this order and of every provider order linked to it.
     package var payments: [Payment] = []
     package var callbacks: [Callback] = []
+    /// Provider orders linked to this registered order by reference; empty for most orders.
+    package var providerOrders: [ProviderOrder] = []
 }
 
 extension OrderRecord {
@@ -86,10 +103,13 @@ extension OrderRecord {
         callbackURL = try row.decode("callback_url")
         registeredAt = try row.decode("registered_at")
         fulfilledAt = try row.decode("fulfilled_at")
+        waitingFor = try row.decode("waiting_for")
+        waitingSince = try row.decode("waiting_since")
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         payments = []
         callbacks = []
+        providerOrders = []
     }
 
     /// Reads an order with its payments (and callbacks when `withCallbacks`), locking the
@@ -107,7 +127,10 @@ extension OrderRecord {
                     method: try row.decode("method"), funding: try row.decode("funding"),
                     chargebacks: try row.decode("chargebacks"), chargebackReversals: try row.decode("chargeback_reversals"),
                     updatedAt: try row.decode("updated_at"), account: try row.decode("account"),
-                    capturedMinor: try row.decode("captured_minor"))
+                    capturedMinor: try row.decode("captured_minor"), refundFailedMinor: try row.decode("refund_failed_minor"))
+        }
+        order.providerOrders = try await connection.query(FulfillmentSQL.shared.selectProviderOrders, [.int(id)]).map { row throws(PostgresError) in
+            ProviderOrder(id: try row.decode("id"), providerOrderID: try row.decode("provider_order_id"), status: try row.decode("status"))
         }
         if withCallbacks {
             order.callbacks = try await connection.query(FulfillmentSQL.shared.selectCallbacks, [.int(id)]).map { row throws(PostgresError) in try Callback(row: row) }
@@ -158,10 +181,15 @@ extension OrderRecord {
             .init("amount", Self.money(expectedAmountMinor, expectedCurrency)),
             .init("callback_url", .optional(callbackURL)),
             .init("status", .string(status)),
+            .init("provider_orders", .array(providerOrders.map { linked in
+                .object([.init("provider_order_id", .optional(linked.providerOrderID)), .init("status", .string(linked.status))])
+            })),
             .init("payments", .array(payments.map(paymentJSON))),
             .init("fulfillment", .object([
                 .init("status", .string(fulfillmentStatus)),
                 .init("review_reason", .optional(reviewReason)),
+                .init("waiting_for", .optional(waitingFor)),
+                .init("waiting_since", .timestamp(waitingSince)),
                 .init("fulfilled_at", .timestamp(fulfilledAt)),
                 .init("callbacks", .array(callbacks.map { callback in
                     .object([

@@ -69,8 +69,11 @@ package struct OrderService: Sendable {
     let pool: PostgresPool
     let trigger: FulfillmentTrigger
 
-    /// Registers `registration`, or adopts the order a webhook created first. Repeating an
-    /// identical registration returns the order unchanged (`created == false`).
+    /// Registers `registration`, or adopts the provider order a webhook created first when the
+    /// registration names its provider order id. Provider orders that carry the reference
+    /// (other checkout attempts) are linked to it, never adopted by reference alone: one
+    /// reference may have any number of them. Repeating an identical registration returns the
+    /// order unchanged (`created == false`).
     /// A `callback_url` must resolve only to addresses `CallbackDestinationPolicy` admits.
     /// A registration that changes the order is audited (`order.register`, by `action`'s actor)
     /// in the same transaction.
@@ -157,6 +160,9 @@ package struct OrderService: Sendable {
             try await connection.query(FulfillmentSQL.shared.linkPaymentsToOrder, [
                 .int(orderID), .text(provider), .text(reference), .text(registration.account),
             ])
+            try await connection.query(FulfillmentSQL.shared.linkProviderOrdersToOrder, [
+                .int(orderID), .text(provider), .text(registration.account), .text(reference),
+            ])
         }
         // A repeated identical registration returned above: this one changed the order.
         try await AuditTrail.record(
@@ -204,8 +210,11 @@ package struct OrderSQL: SQLStatementSet {
     package static let shared = OrderSQL()
 
     let selectByProviderOrderID = "SELECT id FROM orders WHERE provider = $1 AND provider_order_id = $2"
-    /// $1 provider, $2 account, $3 merchant reference: references are unique per account.
-    let selectByReference = "SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3"
+    /// $1 provider, $2 account, $3 merchant reference: the registered order of the reference
+    /// (unique per account). Provider orders sharing it are linked, not adopted.
+    let selectByReference = """
+        SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3 AND registered_at IS NOT NULL
+        """
 
     let insertRegistered = """
         INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
@@ -216,15 +225,17 @@ package struct OrderSQL: SQLStatementSet {
 
     /// An order a webhook created before the merchant registered it. The registered reference
     /// replaces a provider-reported one, so that a payment naming another reference is caught
-    /// as a mismatch. Returns no row when the reference belongs to another order.
+    /// as a mismatch; the order is a merchant order now, linked to no other. Returns no row
+    /// when the reference belongs to another registered order.
     let adopt = """
         UPDATE orders SET merchant_reference = coalesce($2, merchant_reference),
                provider_order_id = coalesce(provider_order_id, $3), expected_amount_minor = $4,
-               expected_currency = $5, callback_url = $6, registered_at = now(), updated_at = now()
+               expected_currency = $5, callback_url = $6, registered_at = now(), merchant_order_id = NULL, updated_at = now()
         WHERE id = $1
           AND NOT EXISTS (SELECT 1 FROM orders other
                           WHERE other.id <> $1 AND other.provider = orders.provider AND other.account = orders.account
-                            AND other.merchant_reference = $2)
+                            AND other.merchant_reference = coalesce($2, orders.merchant_reference)
+                            AND other.registered_at IS NOT NULL)
         RETURNING id
         """
 }

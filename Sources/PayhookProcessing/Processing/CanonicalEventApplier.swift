@@ -42,6 +42,10 @@ package struct CanonicalEventApplier: Sendable {
             case .payment(let snapshot): payment(snapshot)
             case .order(let order):
                 keys.append(.order(provider: order.provider.rawValue, id: order.providerOrderID))
+                // Registration links provider orders by reference under the same key.
+                if let reference = order.merchantReference {
+                    keys.append(.reference(provider: order.provider.rawValue, merchantReference: reference))
+                }
                 order.payments.forEach(payment)
             case .vaultToken(let token, _): keys.append(.token(provider: token.provider.rawValue, token: token.token))
             case .unknown: break
@@ -388,8 +392,8 @@ package struct CanonicalEventApplier: Sendable {
             if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
             let existing = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(order.providerOrderID)])
             if let id = try existing.rows.first?.decode("id", as: Int64.self) { return id }
-            // Another provider order already holds this merchant reference: keep the order, not
-            // the duplicate reference (orders_merchant_reference is unique per provider and account).
+            // Only a registered order's reference is unique (orders_merchant_reference), and this
+            // row is not registered, so this is a safety net: keep the order without the reference.
             logger.warning("merchant reference already used by another order; stored without it", [
                 "provider": .string(provider), "order.provider_id": .string(order.providerOrderID),
             ])

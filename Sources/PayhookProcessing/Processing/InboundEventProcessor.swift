@@ -47,6 +47,9 @@ package struct BatchOutcome: Sendable, Equatable {
     var processed = 0
     var retried = 0
     var dead = 0
+    /// Payments newly reported to merchants as `order.overpaid` (a second payment on an order
+    /// already reported paid).
+    var overpayments = 0
 }
 
 /// Claims due `inbound_events` and normalizes them into the canonical tables.
@@ -329,7 +332,7 @@ package final class InboundEventProcessor: Sendable {
                 guard case .failure(let failure) = plan else { continue }
                 if try await recordFailure(event, failure, at: failedAt, on: connection) { outcome.dead += 1 } else { outcome.retried += 1 }
             }
-            try await finish(applied.processed, applied.touched, on: connection)
+            outcome.overpayments = try await finish(applied.processed, applied.touched, on: connection)
             return outcome
         }
 
@@ -363,7 +366,7 @@ package final class InboundEventProcessor: Sendable {
             }
         }
         if savepointOpen { try await connection.execute("RELEASE SAVEPOINT inbound_event") }
-        try await finish(processed, touched, on: connection)
+        outcome.overpayments = try await finish(processed, touched, on: connection)
         outcome.processed = processed.count
         return outcome
     }
@@ -403,12 +406,14 @@ package final class InboundEventProcessor: Sendable {
     }
 
     /// The batch's follow-ups (fulfillment, charge settlement) and marking its events processed.
+    /// - Returns: the overpayments newly reported (``BatchOutcome/overpayments``).
     private func finish(_ processed: [Int64], _ touched: CanonicalEventApplier.TouchedRows,
-                        on connection: PostgresConnection) async throws {
-        guard !processed.isEmpty else { return }
-        try await followUps.afterProcessing(touched, on: connection)
+                        on connection: PostgresConnection) async throws -> Int {
+        guard !processed.isEmpty else { return 0 }
+        let overpayments = try await followUps.afterProcessing(touched, on: connection)
         try await hooks.afterBatch(touched, connection)
         try await connection.query(ProcessingSQL.shared.markProcessed, [.integerArray(processed)])
+        return overpayments
     }
 
     /// Decodes every claimed event and runs the provider fetches, a bounded number at once.
@@ -495,6 +500,7 @@ package struct ProcessingMetrics: Sendable {
     let dead: MetricsRegistry.Counter
     let batchFailures: MetricsRegistry.Counter
     let batchDuration: MetricsRegistry.Histogram
+    let overpayments: MetricsRegistry.Counter
 
     init(registry: MetricsRegistry) {
         registry.describe("payhook_processing_events_total", type: "counter",
@@ -508,12 +514,16 @@ package struct ProcessingMetrics: Sendable {
         dead = registry.counter("payhook_processing_events_total", [("outcome", "dead")])
         batchFailures = registry.counter("payhook_processing_batch_failures_total")
         batchDuration = registry.histogram("payhook_processing_batch_duration_seconds")
+        registry.describe("payhook_overpayments_total", type: "counter",
+                          help: "Payments captured on an order already reported paid, reported as order.overpaid.")
+        overpayments = registry.counter("payhook_overpayments_total")
     }
 
     func record(_ outcome: BatchOutcome, duration: Duration) {
         processed.increment(by: UInt64(max(0, outcome.processed)))
         retried.increment(by: UInt64(max(0, outcome.retried)))
         dead.increment(by: UInt64(max(0, outcome.dead)))
+        overpayments.increment(by: UInt64(max(0, outcome.overpayments)))
         if outcome.claimed > 0 { batchDuration.observe(duration) }
     }
 }
