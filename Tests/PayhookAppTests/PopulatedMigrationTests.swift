@@ -114,7 +114,7 @@ struct PopulatedMigrationTests {
         #expect(try await database.string("SELECT token_kind AS v FROM vault_tokens WHERE provider = 'mercadopago'") == "card_id",
                 "every Mercado Pago token stored before 0018 came from a card id")
         #expect(try await database.string("SELECT fact_key AS v FROM merchant_callbacks") == "msg_1",
-                "a callback recorded before 0020 keeps its webhook_id as its fact key")
+                "a callback recorded before 0019 keeps its webhook_id as its fact key")
         for table in Self.tables {
             #expect(try await database.int("SELECT count(*) AS n FROM \(table)") > 0, "\(table) was not populated")
         }

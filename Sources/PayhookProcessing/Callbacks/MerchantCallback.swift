@@ -11,7 +11,7 @@ package struct MerchantCallback: Sendable {
     /// callback with the same key is not recorded. The `webhook-id` the merchant receives is this
     /// key and a random suffix (`RestoreSafeSuffix`), made when the callback is recorded and sent
     /// on every attempt and replay, so it stays the same for one callback and never repeats
-    /// after a database restore rolls the ids in the key back (migration 0020).
+    /// after a database restore rolls the ids in the key back (migration 0019).
     var webhookID: String
     /// The event type, e.g. `order.paid`.
     var type: String

@@ -21,7 +21,7 @@ package struct ProcessorSettings: Sendable, Equatable {
     /// Provider fetches in flight per batch.
     var maxConcurrentFetches: Int = 16
     /// How long events that need a provider fetch stay claimed while it runs outside any
-    /// transaction (docs/decisions/0012). After a crash they are due again at its end; a fetch
+    /// transaction (docs/decisions/0011). After a crash they are due again at its end; a fetch
     /// that outlasts it loses the events to another processor, which fetches them again.
     var fetchLease: Duration = .seconds(30)
     /// When a failed event is tried again. Equal jitter (half fixed, half random): after an
@@ -58,7 +58,7 @@ package struct BatchOutcome: Sendable, Equatable {
 /// with `FOR UPDATE SKIP LOCKED` (so any number of processors, in any number of processes,
 /// take disjoint rows), decode them (events that need provider state are leased instead, and
 /// fetched and applied after the commit in a second transaction, so no transaction stays open
-/// across a provider call: docs/decisions/0012), lock every payment / order /
+/// across a provider call: docs/decisions/0011), lock every payment / order /
 /// token key the batch touches with transaction-scoped advisory locks in one sorted order
 /// (two processors with events of the same payment serialize and never deadlock), then apply
 /// each event inside its own SAVEPOINT so one failing event rolls back alone. Failed events

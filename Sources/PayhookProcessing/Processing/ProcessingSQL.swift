@@ -18,7 +18,7 @@ package struct ProcessingSQL: SQLStatementSet {
         """
 
     /// Leases claimed events for a provider fetch made outside the transaction
-    /// (docs/decisions/0012): not due again until `$2`, which is also the lease's token.
+    /// (docs/decisions/0011): not due again until `$2`, which is also the lease's token.
     let leaseForFetch = """
         UPDATE inbound_events SET next_attempt_at = $2 WHERE id = ANY($1::bigint[])
         """

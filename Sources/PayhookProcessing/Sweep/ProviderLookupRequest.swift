@@ -7,7 +7,7 @@ import PayhookCore
 /// Why a row in the inbox rather than a call from the sweep: what the provider answers is then
 /// applied exactly as a thin webhook's fetched state is (the same fetch, locks, merge, history,
 /// fulfillment and charge follow-ups, retries and dead letters), by whichever processor claims
-/// it, outside the sweep's transaction. docs/decisions/0024-provider-sweep.md.
+/// it, outside the sweep's transaction. docs/decisions/0012-provider-sweep.md.
 ///
 /// The body is payhook's own: `{"payhook_lookup":{"resource":"order"|"payment","id":"…"}}`.
 /// It carries no state, only what to fetch, so a provider delivery that happened to look like
