@@ -634,7 +634,7 @@ struct MoneySimulation {
               AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements((c.body::jsonb) -> 'data' -> 'payments') AS r
                               WHERE r ->> 'provider_payment_id' = p.provider_payment_id AND r ->> 'status' = 'captured')
               AND NOT EXISTS (SELECT 1 FROM merchant_callbacks m WHERE m.type = 'order.overpaid' AND m.order_id = c.order_id
-                                AND m.webhook_id = 'order.overpaid.' || c.order_id || '.' || p.id)
+                                AND m.fact_key = 'order.overpaid.' || c.order_id || '.' || p.id)
             """).rows
         for row in unreported {
             let payment: String = try row.decode("provider_payment_id")
