@@ -196,7 +196,7 @@ struct FulfillmentEdgeTests {
         let patientHandler = FulfillOrderHandler(pool: harness.pool, queue: harness.queue(), settings: patient,
                                                  metrics: harness.metrics, logger: .silent)
         let letter = try await openLetter(harness, reason: "fulfillment_mismatch")
-        _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall"))
+        _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter, by: OperatorAction(actor: "oncall", note: "longer review wait configured"))
         try await runDueJobs(harness, [AnyJobHandler(patientHandler)], harness.queue())
         let waiting = try await harness.order(order.id)
         #expect(waiting.waitingFor == "payment PSP41 has no reported amount yet")
