@@ -24,7 +24,7 @@ struct PostgresCopyRowsUnitTests {
     }
 }
 
-@Suite("Binary COPY against a real server", .timeLimit(.minutes(1)))
+@Suite("Binary COPY against a real server", .timeLimit(.minutes(3)))
 struct PostgresCopyTests {
     static let table = """
         CREATE TABLE copied (

@@ -27,7 +27,7 @@ struct MigrationFileNameTests {
     }
 }
 
-@Suite("PostgresMigrator", .timeLimit(.minutes(1)))
+@Suite("PostgresMigrator", .timeLimit(.minutes(3)))
 struct PostgresMigratorTests {
     static func migrations() throws -> [Migration] {
         [
