@@ -75,6 +75,33 @@ enum ConsoleAssets {
         .signin input { width: 100%; }
         .signin button { margin-top: 14px; width: 100%; }
         a { color: var(--accent); }
+        figure.chart { margin: 0 0 12px; }
+        figure.chart figcaption { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; margin-bottom: 4px; }
+        .legend { display: inline-flex; flex-wrap: wrap; gap: 4px 12px; font-size: 12px; }
+        .legend .key { display: inline-flex; align-items: center; gap: 4px; }
+        svg.chart-plot { width: 100%; height: auto; max-height: 240px; display: block; }
+        svg text { font-size: 11px; fill: var(--muted); }
+        svg .axis-label { font-size: 11px; fill: var(--fg); }
+        svg .grid { stroke: var(--line); stroke-width: 1; }
+        svg .axis { stroke: #9aa3b2; stroke-width: 1; }
+        svg .line { fill: none; stroke-width: 2; }
+        svg .point { stroke: #fff; stroke-width: 1; }
+        svg .bar.s0, svg .point.s0 { fill: #2358c4; } svg .line.s0 { stroke: #2358c4; }
+        svg .bar.s1, svg .point.s1 { fill: #c2410c; } svg .line.s1 { stroke: #c2410c; }
+        svg .bar.s2, svg .point.s2 { fill: #7c3aed; } svg .line.s2 { stroke: #7c3aed; }
+        svg .bar.s3, svg .point.s3 { fill: #1b7f3b; } svg .line.s3 { stroke: #1b7f3b; }
+        svg .bar.s4, svg .point.s4 { fill: #a16207; } svg .line.s4 { stroke: #a16207; }
+        svg .bar.s5, svg .point.s5 { fill: #6b7280; } svg .line.s5 { stroke: #6b7280; }
+        svg .bar:hover, svg .point:hover { opacity: .75; }
+        details.chart-table summary { cursor: pointer; font-size: 12px; color: var(--muted); }
+        details.chart-table table { margin-top: 4px; }
+        details.chart-table td, details.chart-table th { padding: 2px 8px; font-size: 12px; }
+        .windows { display: flex; gap: 8px; align-items: center; margin: 0 0 12px; }
+        .windows a.current { font-weight: 700; color: var(--fg); text-decoration: none; }
+        form.inline { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin: 0; }
+        form.inline input[type=text] { min-width: 160px; flex: 1; }
+        section.provider h2 { display: flex; gap: 10px; align-items: baseline; }
+        .note { font-size: 12.5px; color: var(--muted); margin: 4px 0 0; }
         """
 
     /// A tab icon, so browsers do not ask the admin listener for `/favicon.ico` (401 there).
