@@ -15,7 +15,7 @@ struct ConsolePage: Sendable {
         ("overview", "Overview", "/console"),
         ("dead-letters", "Dead letters", "/console/dead-letters"),
         ("subscriptions", "Subscriptions", "/console/subscriptions"),
-        ("waiting", "Waiting on the provider", "/console/waiting"),
+        ("waiting", "Waiting", "/console/waiting/provider"),
     ]
 
     /// The hidden field every state-changing form carries.

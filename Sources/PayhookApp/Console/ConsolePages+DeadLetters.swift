@@ -6,48 +6,6 @@ import PayhookProcessing
 import PayhookSubscriptions
 
 extension ConsolePages {
-    static func overview(_ page: ConsolePage, reads: ConsoleReads) async throws -> HTTPResponse {
-        let overview = try await reads.overview()
-        let now = Date()
-        let oldest: HTML = overview.oldestPending.map { "oldest received \(HTML.time($0, now: now))" } ?? "nothing waiting"
-        let backlog: HTML = """
-            <div class="card"><h2>Inbound backlog</h2><div class="figure">\(overview.pending)</div>
-            <div class="muted">pending deliveries; \(oldest)</div></div>
-            """
-        let pastDue: HTML = """
-            <div class="card"><h2>Subscriptions past due</h2><div class="figure">\(overview.pastDue)</div>
-            <div><a href="/console/subscriptions?status=past_due">see them</a></div></div>
-            """
-        let traffic = table(["provider", "stored", "rejected (recorded)"], overview.traffic.map { row in
-            ["\(row.provider)", "\(row.stored)", row.rejected > 0 ? badge(String(row.rejected), "failed") : "0"]
-        }, numeric: [1, 2], empty: "No deliveries in the last hour.")
-        let letters = table(["reason", "provider", "source", "open", "oldest"], overview.openLetters.map { group in
-            let filter = "status=open&reason=\(Self.urlEncode(group.reason))&source=\(group.source)"
-                + (group.provider.isEmpty ? "" : "&provider=\(Self.urlEncode(group.provider))")
-            return ["<a href=\"/console/dead-letters?\(filter)\">\(group.reason)</a>", HTML.text(group.provider), "\(group.source)",
-                    "\(group.count)", HTML.time(group.oldest, now: now)]
-        }, numeric: [3], empty: "No open dead letters.")
-        let jobs = table(["kind", "state", "jobs"], overview.jobs.map { row in
-            ["\(row.labels[0])", badge(row.labels[1], ["discarded", "cancelled"].contains(row.labels[1]) ? "failed" : nil), "\(row.count)"]
-        }, numeric: [2], empty: "No queued, running or failed jobs.")
-        let charges = table(["outcome", "charges"], overview.charges.map { row in
-            [badge(row.labels[0], row.labels[0] == "succeeded" ? "ok" : row.labels[0].hasPrefix("declined") ? "failed" : "waiting"),
-             "\(row.count)"]
-        }, numeric: [1], empty: "No charges in the last 24 hours.")
-        let body: HTML = """
-            <h1>Overview</h1>
-            <div class="grid">\(backlog)\(pastDue)</div>
-            <div class="grid">
-            <div class="card"><h2>Deliveries, last hour</h2>\(traffic)
-            <p class="muted">Refusals are recorded within a quota per address; <code>payhook_deliveries_rejected_total</code> counts every one.</p></div>
-            <div class="card"><h2>Charges, last 24 hours</h2>\(charges)</div>
-            </div>
-            <div class="card"><h2>Open dead letters</h2>\(letters)</div>
-            <div class="card"><h2>Jobs</h2><p class="muted">Queued, running and failed jobs, and those finished in the last hour.</p>\(jobs)</div>
-            """
-        return page.render(title: "Overview", nav: "overview", body: body, autoRefresh: true)
-    }
-
     /// At most `limit` characters, with an ellipsis when cut; the full text is one click away.
     static func shortened(_ text: String, to limit: Int) -> String {
         text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"

@@ -28,6 +28,7 @@ struct OnCallConsole: Sendable {
     let deadLetters: DeadLetterOperations
     let subscriptions: SubscriptionOperations
     let orders: OrderService
+    let charges: ChargeOperations
     let reads: ConsoleReads
     let bulkReplay: ConsoleBulkReplay
 
@@ -36,17 +37,21 @@ struct OnCallConsole: Sendable {
         let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))
         self.init(adminToken: configuration.adminToken, defaultActor: configuration.adminActor, sessions: ConsoleSessions(),
                   deadLetters: DeadLetterOperations(pool: pool), subscriptions: SubscriptionOperations(pool: pool),
-                  orders: orders, reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
+                  orders: orders,
+                  charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: configuration.subscriptions),
+                  reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
     }
 
     init(adminToken: Secret?, defaultActor: String, sessions: ConsoleSessions, deadLetters: DeadLetterOperations,
-         subscriptions: SubscriptionOperations, orders: OrderService, reads: ConsoleReads, bulkReplay: ConsoleBulkReplay) {
+         subscriptions: SubscriptionOperations, orders: OrderService, charges: ChargeOperations, reads: ConsoleReads,
+         bulkReplay: ConsoleBulkReplay) {
         self.adminToken = adminToken
         self.defaultActor = defaultActor
         self.sessions = sessions
         self.deadLetters = deadLetters
         self.subscriptions = subscriptions
         self.orders = orders
+        self.charges = charges
         self.reads = reads
         self.bulkReplay = bulkReplay
     }
@@ -145,7 +150,12 @@ struct OnCallConsole: Sendable {
         let route = context.route
         switch (method, route.count, route.first ?? "") {
         case ("GET", 0, _):
-            return try await ConsolePages.overview(page, reads: reads)
+            return try await ConsolePages.overview(page, reads: reads, window: try ConsoleWindow.parse(context.query["window"]))
+        case ("GET", 2, "providers"):
+            guard let provider = ProviderID(rawValue: route[1]) else { return Self.notFound(page) }
+            // `account=` (empty) is the default account; no `account` at all is every account.
+            return try await ConsolePages.provider(page, provider: provider, account: context.query["account"],
+                                                   window: try ConsoleWindow.parse(context.query["window"]), reads: reads)
         case ("POST", 1, "sign-out"):
             try await audit("console.sign_out", actor: session.actor, context)
             sessions.end(session.id)
@@ -160,7 +170,17 @@ struct OnCallConsole: Sendable {
         case ("POST", 3, "dead-letters") where ["dry-run", "replay", "discard"].contains(route[2]):
             return try await letterAction(context, session: session, id: try AdminRequest.pathID(route[1], of: "dead letter"), action: route[2])
         case ("GET", 1, "waiting"):
-            return ConsolePages.waitingOnProvider(page, items: try await ProviderSweep.waiting(limit: 500, on: reads.pool))
+            return try await waitingOnProvider(page)
+        case ("GET", 2, "waiting") where route[1] == "provider":
+            return try await waitingOnProvider(page)
+        case ("GET", 2, "waiting") where route[1] == "merchant":
+            return ConsolePages.waitingOnMerchant(page, endpoints: try await reads.merchantEndpoints(limit: 100))
+        case ("GET", 2, "waiting") where route[1] == "human":
+            return ConsolePages.waitingOnHuman(page, reviews: try await reads.ordersInReview(limit: 200),
+                                               charges: try await reads.unknownCharges(limit: 200),
+                                               letters: try await reads.overview().openLetters)
+        case ("POST", 3, "charges") where route[2] == "resolve":
+            return try await chargeResolve(context, session: session, id: try AdminRequest.pathID(route[1], of: "charge"))
         case ("GET", 1, "search"):
             let text = context.query["q"] ?? ""
             return try await ConsolePages.search(page, text: text, hits: try await reads.search(text))
@@ -178,10 +198,14 @@ struct OnCallConsole: Sendable {
         case ("POST", 3, "subscriptions") where SubscriptionAdminAPI.actions.contains(route[2]):
             return try await subscriptionAction(context, session: session, id: try AdminRequest.pathID(route[1], of: "subscription"), action: route[2])
         case ("GET", _, _), ("POST", _, _):
-            return page.render(status: 404, title: "Not found", nav: "", body: "<h1>Not found</h1><p>No console page at this address.</p>")
+            return Self.notFound(page)
         default:
             return HTTPResponse.text(405, "method not allowed\n")
         }
+    }
+
+    static func notFound(_ page: ConsolePage) -> HTTPResponse {
+        page.render(status: 404, title: "Not found", nav: "", body: "<h1>Not found</h1><p>No console page at this address.</p>")
     }
 
     // MARK: sign-in
@@ -270,6 +294,37 @@ struct OnCallConsole: Sendable {
             case .failure(let error):
                 throw error
             }
+        }
+        sessions.setFlash(session.id, flash)
+        return Self.redirect(back)
+    }
+
+    private func waitingOnProvider(_ page: ConsolePage) async throws -> HTTPResponse {
+        ConsolePages.waitingOnProvider(page, items: try await ProviderSweep.waiting(limit: 500, on: reads.pool),
+                                       checking: try await reads.providerChecks(limit: 200))
+    }
+
+    /// `payhook charges resolve` from the "waiting on a human" list: the same operation, audited
+    /// as the operator; a refusal (no note, a success without the payment id) changes nothing.
+    private func chargeResolve(_ context: Context, session: ConsoleSessions.Session, id: Int64) async throws -> HTTPResponse {
+        let back = "/console/waiting/human"
+        guard let resolution = ChargeOperations.Resolution(rawValue: context.form["as"] ?? "") else {
+            sessions.setFlash(session.id, .init(kind: "error", text: "Resolve refused: choose succeeded or failed. Nothing was changed."))
+            return Self.redirect(back)
+        }
+        let action = operatorAction(context, session: session, note: note(context))
+        let paymentID = context.form["provider_payment_id"].flatMap { $0.isEmpty ? nil : $0 }
+        let result = await Result(catching: { () async throws(OperationsError) in
+            try await charges.resolve(id: id, as: resolution, providerPaymentID: paymentID, by: action)
+        })
+        let flash: ConsoleSessions.Flash
+        switch result {
+        case .success(let outcome):
+            flash = .init(kind: "ok", text: "Charge \(id): \(outcome.effect).")
+        case .failure(let error) where error.code == .invalidArgument || error.code == .conflict:
+            flash = .init(kind: "error", text: "Resolve refused: \(error.message). Nothing was changed.")
+        case .failure(let error):
+            throw error
         }
         sessions.setFlash(session.id, flash)
         return Self.redirect(back)

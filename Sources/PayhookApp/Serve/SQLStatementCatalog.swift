@@ -21,7 +21,7 @@ package enum SQLStatementCatalog {
         SubscriptionSQL.self,
         VaultTokenSQL.self,
         OperationsSQL.self, RetentionSQL.self, AuditSQL.self,
-        ConsoleSQL.self,
+        ConsoleSQL.self, ConsoleChartSQL.self,
     ]
 
     /// Every statement of every set, named `Type.property`.

@@ -1,0 +1,195 @@
+import Foundation
+import PayhookAdmin
+import PayhookPostgres
+
+/// The span the charts cover: a closed set, so the query parameter can only pick one of these.
+enum ConsoleWindow: String, CaseIterable, Sendable {
+    case hour = "1h"
+    case day = "24h"
+    case week = "7d"
+
+    /// `?window=` absent means the last 24 hours; anything outside the set is refused.
+    static func parse(_ text: String?) throws(OperationsError) -> ConsoleWindow {
+        guard let text, !text.isEmpty else { return .day }
+        guard let window = ConsoleWindow(rawValue: text) else { throw .invalid("window", "window must be 1h, 24h or 7d") }
+        return window
+    }
+
+    var seconds: Int64 {
+        switch self {
+        case .hour: 3600
+        case .day: 86_400
+        case .week: 7 * 86_400
+        }
+    }
+
+    /// Twelve, twenty-four or twenty-eight intervals: enough to see a trend, few enough to read.
+    var intervalSeconds: Int64 {
+        switch self {
+        case .hour: 300
+        case .day: 3600
+        case .week: 6 * 3600
+        }
+    }
+
+    var title: String {
+        switch self {
+        case .hour: "last hour"
+        case .day: "last 24 hours"
+        case .week: "last 7 days"
+        }
+    }
+
+    var perInterval: String {
+        switch self {
+        case .hour: "per 5 minutes"
+        case .day: "per hour"
+        case .week: "per 6 hours"
+        }
+    }
+
+    /// The window ending at the end of the interval `now` is in, so the newest bar is the
+    /// current (still filling) interval and every bar covers whole clock intervals.
+    func range(now: Date) -> (start: Date, end: Date) {
+        let step = Double(intervalSeconds)
+        let end = (now.timeIntervalSince1970 / step).rounded(.down) * step + step
+        return (Date(timeIntervalSince1970: end - Double(seconds)), Date(timeIntervalSince1970: end))
+    }
+
+    var intervalCount: Int { Int(seconds / intervalSeconds) }
+
+    /// An interval's start in UTC: `14:05`, `14:00`, or `12-05 18:00` over a week.
+    func label(_ start: Date) -> String {
+        ConsoleWindow.label(start, withDay: self == .week)
+    }
+
+    static func label(_ start: Date, withDay: Bool) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.month, .day, .hour, .minute], from: start)
+        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        return withDay ? String(format: "%02d-%02d ", parts.month ?? 0, parts.day ?? 0) + time : time
+    }
+}
+
+extension ConsoleReads {
+    /// Per-interval figures for the charts, over all providers or one provider (and account).
+    struct Timeline: Sendable {
+        struct Deliveries: Sendable {
+            var accepted: [Double]
+            var refused: [Double]
+        }
+        struct Lag: Sendable {
+            var p50: [Double?]
+            var p99: [Double?]
+        }
+
+        let window: ConsoleWindow
+        let start: Date
+        let labels: [String]
+        /// By provider; accounts summed.
+        var deliveries: [String: Deliveries] = [:]
+        /// Accounts that received or refused deliveries in the window, by provider.
+        var accounts: [String: Set<String>] = [:]
+        var lag: [String: Lag] = [:]
+        var lettersOpened: [Double]
+        var lettersResolved: [Double]
+        var reviews: [Double]
+        var fulfilled: [Double]
+        /// The last seven UTC days, oldest first, and charge attempts by outcome on each.
+        let chargeDays: [String]
+        var charges: [String: [Double]] = [:]
+    }
+
+    /// The charts' figures for `window` ending now; `provider` and `account` narrow them.
+    func timeline(_ window: ConsoleWindow, provider: String? = nil, account: String? = nil,
+                  now: Date = Date()) async throws(OperationsError) -> Timeline {
+        let (start, end) = window.range(now: now)
+        let count = window.intervalCount
+        let labels = (0..<count).map { window.label(start.addingTimeInterval(Double(Int64($0) * window.intervalSeconds))) }
+        let dayStart = floor(now.timeIntervalSince1970 / 86_400) * 86_400 - 6 * 86_400
+        let days = (0..<7).map { ConsoleWindow.label(Date(timeIntervalSince1970: dayStart + Double($0) * 86_400), withDay: true)
+            .split(separator: " ").first.map(String.init) ?? "" }
+        var timeline = Timeline(window: window, start: start, labels: labels,
+                                lettersOpened: Array(repeating: 0, count: count), lettersResolved: Array(repeating: 0, count: count),
+                                reviews: Array(repeating: 0, count: count), fulfilled: Array(repeating: 0, count: count),
+                                chargeDays: days)
+        let binds: [PostgresValue] = [.timestamptz(start), .timestamptz(end), .int(window.intervalSeconds),
+                                      provider.map { .text($0) } ?? .null, account.map { .text($0) } ?? .null]
+        let providerBinds = Array(binds.prefix(4))
+        let dayBinds: [PostgresValue] = [.timestamptz(Date(timeIntervalSince1970: dayStart)),
+                                         .timestamptz(Date(timeIntervalSince1970: dayStart + 7 * 86_400)), .int(86_400), binds[3]]
+        func slot(_ row: PostgresRow, limit: Int) throws -> Int? {
+            let bucket: Int64 = try row.decode("bucket")
+            return bucket >= 0 && bucket < Int64(limit) ? Int(bucket) : nil
+        }
+        do {
+            try await pool.withConnection { connection in
+                for row in try await connection.query(ConsoleChartSQL.shared.deliveries, binds).rows {
+                    let name: String = try row.decode("provider")
+                    timeline.accounts[name, default: []].insert(try row.decode("account"))
+                    guard let index = try slot(row, limit: count) else { continue }
+                    var series = timeline.deliveries[name]
+                        ?? .init(accepted: Array(repeating: 0, count: count), refused: Array(repeating: 0, count: count))
+                    series.accepted[index] += Double(try row.decode("accepted") as Int64)
+                    series.refused[index] += Double(try row.decode("refused") as Int64)
+                    timeline.deliveries[name] = series
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.processingLag, binds).rows {
+                    let name: String = try row.decode("provider")
+                    guard let index = try slot(row, limit: count) else { continue }
+                    var series = timeline.lag[name] ?? .init(p50: Array(repeating: nil, count: count), p99: Array(repeating: nil, count: count))
+                    series.p50[index] = try row.decode("p50")
+                    series.p99[index] = try row.decode("p99")
+                    timeline.lag[name] = series
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.deadLetters, providerBinds).rows {
+                    guard let index = try slot(row, limit: count) else { continue }
+                    timeline.lettersOpened[index] = Double(try row.decode("opened") as Int64)
+                    timeline.lettersResolved[index] = Double(try row.decode("resolved") as Int64)
+                    timeline.reviews[index] = Double(try row.decode("reviews") as Int64)
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.fulfillments, binds).rows {
+                    guard let index = try slot(row, limit: count) else { continue }
+                    timeline.fulfilled[index] = Double(try row.decode("fulfilled") as Int64)
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.charges, dayBinds).rows {
+                    guard let index = try slot(row, limit: 7) else { continue }
+                    let status: String = try row.decode("status")
+                    timeline.charges[status, default: Array(repeating: 0, count: 7)][index] = Double(try row.decode("n") as Int64)
+                }
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+        return timeline
+    }
+
+    /// What a provider's page shows beside its charts.
+    struct ProviderFacts: Sendable {
+        struct Delivery: Sendable { let id: Int64; let account: String; let dedupKey: String; let eventType: String?; let receivedAt: Date; let status: String }
+        struct Refusal: Sendable { let id: Int64; let account: String; let reason: String; let remoteAddress: String; let receivedAt: Date }
+        let lastDelivery: Delivery?
+        let lastRefusal: Refusal?
+    }
+
+    func providerFacts(provider: String, account: String?) async throws(OperationsError) -> ProviderFacts {
+        let binds: [PostgresValue] = [.text(provider), account.map { .text($0) } ?? .null]
+        do {
+            return try await pool.withConnection { connection in
+                let delivery = try await connection.query(ConsoleChartSQL.shared.lastDelivery, binds).rows.first.map { row in
+                    ProviderFacts.Delivery(id: try row.decode("id"), account: try row.decode("account"), dedupKey: try row.decode("dedup_key"),
+                                           eventType: try row.decode("event_type"), receivedAt: try row.decode("received_at"),
+                                           status: try row.decode("status"))
+                }
+                let refusal = try await connection.query(ConsoleChartSQL.shared.lastRefusal, binds).rows.first.map { row in
+                    ProviderFacts.Refusal(id: try row.decode("id"), account: try row.decode("account"), reason: try row.decode("reason"),
+                                          remoteAddress: try row.decode("remote_addr"), receivedAt: try row.decode("received_at"))
+                }
+                return ProviderFacts(lastDelivery: delivery, lastRefusal: refusal)
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+}
