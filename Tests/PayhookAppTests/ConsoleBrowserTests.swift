@@ -22,7 +22,7 @@ struct ConsoleBrowserTests {
     static let screenshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent(".build/console-screenshots").path
 
-    @Test("sign-in, wrong token, hostile body shown as text, dry run, CSRF-less POST, discard without note, replay, sign-out",
+    @Test("sign-in, wrong token, hostile body shown as text, dry run, CSRF-less POST, discard without note, replay, charts of a day, a provider page, the waiting lists, sign-out",
           .enabled(if: python != nil, "set PAYHOOK_BROWSER_TEST_PYTHON (ops/test does)"))
     func browser() async throws {
         let python = try #require(Self.python)
@@ -36,6 +36,7 @@ struct ConsoleBrowserTests {
                                                          body: Array(body.utf8))
             let job = try await database.seedDeadJob()
             let (order, subscription) = try await Self.seedRecords(console)
+            try await ConsoleHistory.seed(database)
 
             let (status, output) = try await HTTPTestClient.offPool {
                 Result { try Self.run(python, [

@@ -159,7 +159,20 @@ def run(driver, args):
           f"session cookie flags: {session}")
     check("browser-test" in driver.find_element(By.CSS_SELECTOR, ".who").text, "the operator's name is not shown")
     nothing_executed(driver, "overview")
+    # A day of varied history, drawn: bars and lines with a <title> per point, and every chart's
+    # figures in a table under it.
+    check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot rect.bar"), "the overview draws no bars")
+    check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot path.line"), "the overview draws no lines")
+    check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot rect.bar title"), "bars carry no <title> for hover")
+    tables = driver.find_elements(By.CSS_SELECTOR, "figure.chart details.chart-table table")
+    check(len(tables) == len(driver.find_elements(By.CSS_SELECTOR, "figure.chart")), "a chart has no table of its figures")
+    check("duplicate deliveries" in driver.find_element(By.TAG_NAME, "main").text, "the overview does not say duplicates are not charted")
     shot(driver, args, "03-overview")
+    driver.get(base + "/console?window=7d")
+    check(driver.find_element(By.CSS_SELECTOR, "nav.windows a.current").text == "last 7 days", "the 7-day window is not marked current")
+    nothing_executed(driver, "overview, 7 days")
+    shot(driver, args, "03b-overview-7d")
+    driver.get(base + "/console")
 
     # The list: the hostile error text is shown as text.
     driver.get(base + "/console/dead-letters")
@@ -240,13 +253,34 @@ def run(driver, args):
           "the order page lacks its payment or its callback and answer")
     shot(driver, args, "12-order")
 
+    # A provider's page and the three waiting lists.
+    driver.get(base + "/console/providers/adyen")
+    text = driver.find_element(By.TAG_NAME, "main").text
+    check("Last delivery received" in text and "Key-ring rotation" in text, "the provider page lacks its facts")
+    check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot"), "the provider page draws no chart")
+    nothing_executed(driver, "provider page")
+    shot(driver, args, "14-provider-adyen")
+    driver.get(base + "/console/waiting/provider")
+    check("HIST-ADYEN-STUCK" in driver.find_element(By.TAG_NAME, "main").text, "the stuck Adyen payment is not listed")
+    nothing_executed(driver, "waiting on the provider")
+    shot(driver, args, "15-waiting-provider")
+    driver.get(base + "/console/waiting/merchant")
+    check("https://shop.example/hooks/payhook" in driver.find_element(By.TAG_NAME, "main").text, "the failing endpoint is not listed")
+    nothing_executed(driver, "waiting on the merchant")
+    shot(driver, args, "16-waiting-merchant")
+    driver.get(base + "/console/waiting/human")
+    check(driver.find_elements(By.CSS_SELECTOR, "form[action$='/resolve'] input[name=csrf]"), "charges resolve has no CSRF field")
+    check(driver.find_elements(By.XPATH, "//button[text()='Re-check']"), "an order in review offers no re-check")
+    nothing_executed(driver, "waiting on a human")
+    shot(driver, args, "17-waiting-human")
+
     # Sign-out ends the session: the console asks for the token again.
     driver.get(base + "/console")
     click_and_wait(driver, driver.find_element(By.XPATH, "//button[text()='Sign out']"))
     check(driver.find_elements(By.NAME, "token"), "sign-out did not return to the sign-in form")
     driver.get(base + "/console/dead-letters")
     check(driver.find_elements(By.NAME, "token"), "after sign-out the console still opened")
-    shot(driver, args, "13-signed-out")
+    shot(driver, args, "18-signed-out")
 
 
 if __name__ == "__main__":
