@@ -81,11 +81,17 @@ extension ConsoleTests {
         #expect(svg.contains(String(format: "y=\"%.1f\" width=", ConsoleChart.y(6, maximum: 10))), "the refused part sits on top of accepted")
         #expect(!svg.contains("<title>b: refused"), "a zero draws no bar")
 
+        // Side by side: each series from the axis, not on top of the other.
+        let grouped = ConsoleChart(title: "letters", kind: .groupedBars, unit: "n", labels: ["a"],
+                                   series: [.init(name: "opened", values: [10]), .init(name: "resolved", values: [5])]).svg().rendered
+        #expect(grouped.contains(top) && grouped.contains(String(format: "y=\"%.1f\" width=", ConsoleChart.y(5, maximum: 10))))
+        #expect(grouped.contains(String(format: "height=\"%.1f\"><title>a: resolved 5</title>", ConsoleChart.plotBottom - ConsoleChart.y(5, maximum: 10))))
+
         let lines = ConsoleChart(title: "lag", kind: .lines, unit: "seconds", labels: ["a", "b", "c", "d"],
                                  series: [.init(name: "p99", values: [0.25, 2, nil, 90])], format: .seconds)
         let path = lines.svg().rendered
         #expect(path.components(separatedBy: " M").count - 1 == 1 && path.contains("d=\"M"), "two runs: a–b, then d alone")
-        #expect(path.contains("<title>a: p99 250 ms</title>") && path.contains("<title>b: p99 2.0 s</title>")
+        #expect(path.contains("<title>a: p99 250 ms</title>") && path.contains("<title>b: p99 2 s</title>")
                 && path.contains("<title>d: p99 1.5 min</title>"))
         #expect(lines.table().rendered.contains("<td class=\"num\">—</td>"), "the gap is a dash in the table")
     }

@@ -99,7 +99,8 @@ enum ConsoleAssets {
         .windows { display: flex; gap: 8px; align-items: center; margin: 0 0 12px; }
         .windows a.current { font-weight: 700; color: var(--fg); text-decoration: none; }
         form.inline { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin: 0; }
-        form.inline input[type=text] { min-width: 160px; flex: 1; }
+        form.inline input[type=text] { min-width: 200px; flex: 1; }
+        .grid.wide { grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); }
         section.provider h2 { display: flex; gap: 10px; align-items: baseline; }
         .note { font-size: 12.5px; color: var(--muted); margin: 4px 0 0; }
         """

@@ -18,6 +18,9 @@ struct ConsoleChart: Sendable {
     enum Kind: Sendable {
         /// One bar per interval, series stacked: counts that add up (accepted + refused).
         case stackedBars
+        /// One bar per series side by side in each interval: counts that do not add up
+        /// (dead letters opened and resolved).
+        case groupedBars
         /// One line per series, broken where a value is missing: levels (lag percentiles).
         case lines
     }
@@ -61,7 +64,7 @@ struct ConsoleChart: Sendable {
         switch kind {
         case .stackedBars:
             return labels.indices.map { index in series.reduce(0) { $0 + max(0, value($1, index) ?? 0) } }.max() ?? 0
-        case .lines:
+        case .groupedBars, .lines:
             return series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0
         }
     }
@@ -107,7 +110,7 @@ struct ConsoleChart: Sendable {
         case .seconds:
             if value == 0 { return "0" }
             if value < 1 { return "\(Int((value * 1000).rounded())) ms" }
-            if value < 10 { return String(format: "%.1f s", value) }
+            if value < 10 { return String(format: "%.1f", value).replacingOccurrences(of: ".0", with: "") + " s" }
             if value < 60 { return "\(Int(value.rounded())) s" }
             if value < 3600 { return String(format: "%.1f min", value / 60) }
             return String(format: "%.1f h", value / 3600)
@@ -129,7 +132,7 @@ struct ConsoleChart: Sendable {
 
     private func swatch(_ index: Int) -> HTML {
         switch kind {
-        case .stackedBars: return "<rect class=\"bar s\(index)\" x=\"0\" y=\"0\" width=\"22\" height=\"10\"></rect>"
+        case .stackedBars, .groupedBars: return "<rect class=\"bar s\(index)\" x=\"0\" y=\"0\" width=\"22\" height=\"10\"></rect>"
         case .lines: return "<line class=\"line s\(index)\" x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\"\(Self.dash(index))></line>"
         }
     }
@@ -166,6 +169,7 @@ struct ConsoleChart: Sendable {
         parts.append("<line class=\"axis\" x1=\"\(Self.number(Self.plotLeft))\" y1=\"\(Self.number(Self.plotBottom))\" x2=\"\(Self.number(Self.plotRight))\" y2=\"\(Self.number(Self.plotBottom))\"></line>")
         switch kind {
         case .stackedBars: parts += bars(maximum: maximum, slot: slot)
+        case .groupedBars: parts += groupedBars(maximum: maximum, slot: slot)
         case .lines: parts += lines(maximum: maximum, slot: slot)
         }
         return """
@@ -178,7 +182,7 @@ struct ConsoleChart: Sendable {
         series.map { item in
             let values = item.values.compactMap { $0 }
             switch kind {
-            case .stackedBars: return "\(item.name) \(formatted(values.reduce(0, +))) in all"
+            case .stackedBars, .groupedBars: return "\(item.name) \(formatted(values.reduce(0, +))) in all"
             case .lines: return "\(item.name) peak \(values.max().map(formatted) ?? "none")"
             }
         }.joined(separator: "; ")
@@ -197,6 +201,22 @@ struct ConsoleChart: Sendable {
                 base += amount
                 parts.append("""
                     <rect class="bar s\(seriesIndex)" x="\(Self.number(x))" y="\(Self.number(top))" width="\(Self.number(width))" height="\(Self.number(max(bottom - top, 0.5)))"><title>\(label): \(item.name) \(formatted(amount))</title></rect>
+                    """)
+            }
+        }
+        return parts
+    }
+
+    private func groupedBars(maximum: Double, slot: Double) -> [HTML] {
+        var parts: [HTML] = []
+        let width = max(1, slot * 0.8 / Double(max(series.count, 1)))
+        for (index, label) in labels.enumerated() {
+            let left = Self.plotLeft + slot * Double(index) + slot * 0.1
+            for (seriesIndex, item) in series.enumerated() {
+                guard let amount = value(item, index), amount > 0 else { continue }
+                let top = Self.y(amount, maximum: maximum)
+                parts.append("""
+                    <rect class="bar s\(seriesIndex)" x="\(Self.number(left + width * Double(seriesIndex)))" y="\(Self.number(top))" width="\(Self.number(width))" height="\(Self.number(max(Self.plotBottom - top, 0.5)))"><title>\(label): \(item.name) \(formatted(amount))</title></rect>
                     """)
             }
         }

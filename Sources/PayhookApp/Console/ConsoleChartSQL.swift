@@ -111,7 +111,7 @@ struct ConsoleChartSQL: SQLStatementSet {
                    OR (sc.subject = 'order' AND o.fulfillment_status = 'none' AND o.expired_at IS NULL))
             UNION ALL
             SELECT 'fulfillment', o.id, o.provider, o.waiting_for, 0, NULL::timestamptz,
-                   coalesce(o.merchant_reference, o.provider_order_id), o.fulfillment_status, o.waiting_since
+                   coalesce(o.merchant_reference, o.provider_order_id), 'not fulfilled', o.waiting_since
             FROM orders o WHERE o.waiting_for IS NOT NULL
         ) AS waiting ORDER BY since LIMIT $1
         """

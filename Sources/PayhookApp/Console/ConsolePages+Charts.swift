@@ -46,7 +46,7 @@ extension ConsolePages {
     /// Dead letters, fulfillments and reviews, and charges: the charts every provider shares
     /// on the overview and that a provider's page narrows.
     static func outcomeCharts(_ timeline: ConsoleReads.Timeline, accountNote: Bool) -> HTML {
-        let letters = ConsoleChart(title: "Dead letters", kind: .lines, unit: "letters \(timeline.window.perInterval)",
+        let letters = ConsoleChart(title: "Dead letters", kind: .groupedBars, unit: "letters \(timeline.window.perInterval)",
                                    labels: timeline.labels,
                                    series: [.init(name: "opened", values: timeline.lettersOpened),
                                             .init(name: "resolved (replayed or discarded)", values: timeline.lettersResolved)],
@@ -56,15 +56,17 @@ extension ConsolePages {
                                        series: [.init(name: "fulfilled", values: timeline.fulfilled),
                                                 .init(name: "sent to review", values: timeline.reviews)],
                                        emptyText: "No order fulfilled or sent to review in the \(timeline.window.title).")
+        // Outcomes that did not occur stay out of the legend; succeeded is always there.
         let outcomes = ["succeeded", "declined_soft", "declined_hard", "unknown", "pending", "skipped"]
-        let charges = ConsoleChart(title: "Charges by outcome", kind: .stackedBars, unit: "attempts per day (UTC), last 7 days",
+            .filter { $0 == "succeeded" || timeline.charges[$0] != nil }
+        let charges = ConsoleChart(title: "Charges by outcome, last 7 days", kind: .stackedBars, unit: "attempts per UTC day",
                                    labels: timeline.chargeDays,
                                    series: outcomes.map { .init(name: $0, values: timeline.charges[$0] ?? Array(repeating: 0, count: 7)) },
                                    emptyText: "No charge attempted in the last 7 days.")
         let note: HTML = accountNote
             ? "<p class=\"note\">Dead letters and charges carry no account: these three charts cover the whole provider.</p>" : ""
         return """
-            <div class="grid">
+            <div class="grid wide">
             <div class="card">\(letters.render())<p class="note"><a href="/console/dead-letters">Open dead letters</a></p></div>
             <div class="card">\(fulfillment.render())<p class="note">Sent to review: a <code>fulfill_order</code> check found a
             mismatch (<a href="/console/waiting/human">orders in review</a>).</p></div>

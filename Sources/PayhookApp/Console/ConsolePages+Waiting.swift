@@ -113,7 +113,7 @@ extension ConsolePages {
             let action: HTML = order.letter.map { letter in
                 """
                 <form method="post" action="/console/dead-letters/\(letter)/replay" class="inline">\(page.csrfField)
-                <input type="text" name="note" required placeholder="why re-check (audited)" aria-label="Note for re-checking order \(order.id)">
+                <input type="text" name="note" required placeholder="why (audited)" aria-label="Note for re-checking order \(order.id)">
                 <button type="submit">Re-check</button></form>
                 """
             } ?? "<a href=\"/console/orders/\(order.id)\">open the order</a>"
@@ -128,8 +128,8 @@ extension ConsolePages {
                 """
                 <form method="post" action="/console/charges/\(charge.id)/resolve" class="inline">\(page.csrfField)
                 <select name="as" aria-label="Outcome at the provider"><option value="failed">failed</option><option value="succeeded">succeeded</option></select>
-                <input type="text" name="provider_payment_id" placeholder="provider payment id (if succeeded)" aria-label="Provider payment id">
-                <input type="text" name="note" required placeholder="what the provider shows (audited)" aria-label="Note">
+                <input type="text" name="provider_payment_id" placeholder="payment id, if succeeded" aria-label="Provider payment id">
+                <input type="text" name="note" required placeholder="note (audited)" aria-label="Note">
                 <button type="submit">Resolve</button></form>
                 """,
             ]

@@ -79,7 +79,8 @@ def main():
 
 def shot(driver, args, name):
     # The full page, not just the window: long tables and payloads are what need looking at.
-    height = driver.execute_script("return Math.max(document.body ? document.body.scrollHeight : 0, 900)")
+    height = driver.execute_script(
+        "return Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, 900)")
     driver.set_window_size(1366, min(height + 40, 4000))
     driver.save_screenshot(os.path.join(args.screenshots, name + ".png"))
     driver.set_window_size(1366, 900)
