@@ -73,3 +73,9 @@ write_processing_ceiling_script() { # $1 file, $2 batch size
         echo "COMMIT;"
     } > "$1"
 }
+
+# Writes synthetic history (bench/history-fill.sql): $2 deliveries over $3 days ending $4 days
+# ago at $5 deliveries/s, keys tagged $1. bench/retention and bench/console share it.
+bench_fill_history() { # $1 tag, $2 rows, $3 days, $4 days ago, $5 rate
+    sql -v rows="$2" -v days="$3" -v ago="$4" -v rate="$5" -v tag="$1" < bench/history-fill.sql
+}
