@@ -95,4 +95,15 @@ extension ConsoleTests {
                 && path.contains("<title>d: p99 1.5 min</title>"))
         #expect(lines.table().rendered.contains("<td class=\"num\">—</td>"), "the gap is a dash in the table")
     }
+
+    @Test("lag percentiles from the histogram: the step's geometric middle, nothing for an empty one")
+    func lagPercentiles() throws {
+        // 1,000 ms falls in step 39 (2^(39/4) = 861 ms .. 2^(40/4) = 1,024 ms); shown as 939 ms.
+        let second = try #require(ConsoleReads.lagPercentile(0.5, of: [39: 10]))
+        #expect(abs(second - 1) < 0.1)
+        let mixed: [Int64: Int64] = [0: 98, 60: 2]
+        #expect(try #require(ConsoleReads.lagPercentile(0.5, of: mixed)) < 0.002)
+        #expect(abs(try #require(ConsoleReads.lagPercentile(0.99, of: mixed)) - 35.7) < 0.1, "rank 99 of 100 is in the slow step")
+        #expect(ConsoleReads.lagPercentile(0.99, of: [:]) == nil)
+    }
 }

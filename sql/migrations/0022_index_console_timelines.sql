@@ -3,7 +3,8 @@
 -- on created_at; these cover the other instants the charts read, and the "waiting on" lists.
 -- The partial ones hold only rows still waiting, so they stay small as history grows.
 CREATE INDEX dead_letters_resolved ON dead_letters (resolved_at) WHERE resolved_at IS NOT NULL;
-CREATE INDEX orders_fulfilled ON orders (fulfilled_at) WHERE fulfilled_at IS NOT NULL;
+-- With the columns the chart groups by, so counting a week of fulfillments reads no order rows.
+CREATE INDEX orders_fulfilled ON orders (fulfilled_at) INCLUDE (provider, account) WHERE fulfilled_at IS NOT NULL;
 CREATE INDEX charges_created ON charges (created_at);
 -- Waiting on a human: orders in review, charges whose outcome only `charges resolve` can settle.
 CREATE INDEX orders_in_review ON orders (updated_at) WHERE fulfillment_status = 'needs_review';

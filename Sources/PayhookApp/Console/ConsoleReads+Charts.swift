@@ -125,23 +125,30 @@ extension ConsoleReads {
         }
         do {
             try await pool.withConnection { connection in
+                // Lag histograms by provider and interval: step -> deliveries.
+                var histograms: [String: [[Int64: Int64]]] = [:]
                 for row in try await connection.query(ConsoleChartSQL.shared.deliveries, binds).rows {
                     let name: String = try row.decode("provider")
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
-                    var series = timeline.deliveries[name]
-                        ?? .init(accepted: Array(repeating: 0, count: count), refused: Array(repeating: 0, count: count))
-                    series.accepted[index] += Double(try row.decode("accepted") as Int64)
-                    series.refused[index] += Double(try row.decode("refused") as Int64)
-                    timeline.deliveries[name] = series
+                    let n: Int64 = try row.decode("n")
+                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
+                                                             refused: Array(repeating: 0, count: count))].accepted[index] += Double(n)
+                    if let step: Int64 = try row.decode("lag_step") {
+                        histograms[name, default: Array(repeating: [:], count: count)][index][step, default: 0] += n
+                    }
                 }
-                for row in try await connection.query(ConsoleChartSQL.shared.processingLag, binds).rows {
+                for row in try await connection.query(ConsoleChartSQL.shared.refusals, binds).rows {
                     let name: String = try row.decode("provider")
+                    timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
-                    var series = timeline.lag[name] ?? .init(p50: Array(repeating: nil, count: count), p99: Array(repeating: nil, count: count))
-                    series.p50[index] = try row.decode("p50")
-                    series.p99[index] = try row.decode("p99")
-                    timeline.lag[name] = series
+                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
+                                                             refused: Array(repeating: 0, count: count))].refused[index]
+                        += Double(try row.decode("n") as Int64)
+                }
+                for (name, intervals) in histograms {
+                    timeline.lag[name] = .init(p50: intervals.map { ConsoleReads.lagPercentile(0.5, of: $0) },
+                                               p99: intervals.map { ConsoleReads.lagPercentile(0.99, of: $0) })
                 }
                 for row in try await connection.query(ConsoleChartSQL.shared.deadLetters, providerBinds).rows {
                     guard let index = try slot(row, limit: count) else { continue }
@@ -163,6 +170,25 @@ extension ConsoleReads {
             throw OperationsError.wrapping(error)
         }
         return timeline
+    }
+
+    /// The `p` quantile in seconds of a lag histogram (`ConsoleChartSQL.deliveries`: step →
+    /// deliveries), as the geometric middle of the step the delivery at that rank falls in, so
+    /// within 10 % of that delivery's lag (`percentile_disc`, not interpolated); `nil` for an
+    /// empty histogram (nothing was processed).
+    static func lagPercentile(_ p: Double, of histogram: [Int64: Int64]) -> Double? {
+        let total = histogram.values.reduce(0, +)
+        guard total > 0 else { return nil }
+        let rank = max(1, Int64((p * Double(total)).rounded(.up)))
+        var seen: Int64 = 0
+        for step in histogram.keys.sorted() {
+            seen += histogram[step] ?? 0
+            if seen >= rank {
+                // Step 0 also holds everything under 1 ms.
+                return pow(2, (Double(step) + 0.5) / 4) / 1000
+            }
+        }
+        return nil
     }
 
     /// What a provider's page shows beside its charts.
