@@ -82,6 +82,19 @@ extension ConsoleReads {
         }
     }
 
+    /// Open dead letters grouped by reason, provider and source, largest group first (the
+    /// overview's statement, without the other five the overview runs).
+    func openLetterGroups() async throws(OperationsError) -> [Overview.LetterGroup] {
+        do {
+            return try await pool.query(ConsoleSQL.shared.openLettersByReason).map { row in
+                Overview.LetterGroup(reason: try row.decode("reason"), provider: try row.decode("provider"),
+                                     source: try row.decode("source"), count: try row.decode("n"), oldest: try row.decode("oldest"))
+            }
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
     struct UnknownCharge: Sendable {
         let id: Int64
         let subscriptionID: Int64

@@ -178,7 +178,7 @@ struct OnCallConsole: Sendable {
         case ("GET", 2, "waiting") where route[1] == "human":
             return ConsolePages.waitingOnHuman(page, reviews: try await reads.ordersInReview(limit: 200),
                                                charges: try await reads.unknownCharges(limit: 200),
-                                               letters: try await reads.overview().openLetters)
+                                               letters: try await reads.openLetterGroups())
         case ("POST", 3, "charges") where route[2] == "resolve":
             return try await chargeResolve(context, session: session, id: try AdminRequest.pathID(route[1], of: "charge"))
         case ("GET", 1, "search"):
