@@ -11,6 +11,7 @@ Selenium is told where chromium and its driver are, so it downloads nothing.
 """
 
 import argparse
+import base64
 import os
 import sys
 import tempfile
@@ -79,11 +80,17 @@ def main():
 
 def shot(driver, args, name):
     # The full page, not just the window: long tables and payloads are what need looking at.
-    height = driver.execute_script(
-        "return Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0, 900)")
-    driver.set_window_size(1366, min(height + 40, 4000))
-    driver.save_screenshot(os.path.join(args.screenshots, name + ".png"))
-    driver.set_window_size(1366, 900)
+    # Chromium draws beyond the viewport on request (DevTools); resizing the window instead left
+    # some pages cut at the window's height.
+    path = os.path.join(args.screenshots, name + ".png")
+    try:
+        size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 4000), "scale": 1}
+        data = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip})
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(data["data"]))
+    except Exception:  # an older driver without these commands: the window's worth
+        driver.save_screenshot(path)
 
 
 def nothing_executed(driver, where):
