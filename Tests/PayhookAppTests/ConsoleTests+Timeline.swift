@@ -11,10 +11,35 @@ extension ConsoleTests {
     func timelineIntervals() async throws {
         try await ConsoleHarness.with("console_timeline") { console in
             let now = Date()
-            try await ConsoleHistory.seed(console.database, now: now)
+            let start = try await ConsoleHistory.seed(console.database, now: now)
+            // A delivery still pending in interval 4: that hour stays out of the rollup.
+            let pending = try await console.database.int("""
+                INSERT INTO inbound_events (provider, dedup_key, received_at, body, status)
+                VALUES ('pxp', 'hist-pending', $1::timestamptz + interval '4 hours 30 minutes', '\\x7b7d', 'pending') RETURNING id AS n
+                """, [.timestamptz(start)])
             let reads = ConsoleReads(pool: console.server.pool)
             let day = try await reads.timeline(.day, now: now)
             #expect(day.labels.count == 24)
+            let rolled = try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours")
+            #expect(rolled >= 21 && rolled <= 22, "the closed hours but the settling one are rolled up (\(rolled))")
+            #expect(try await console.database.int("""
+                SELECT count(*) AS n FROM console_rolled_hours WHERE hour = $1::timestamptz + interval '4 hours'
+                """, [.timestamptz(start)]) == 0)
+            #expect(day.deliveries["pxp"]?.accepted[4] == Double(4 + 4 % 3 + 1), "the pending delivery is counted from inbound_events")
+            // Read again, now mostly from the rollup: the same figures. Then the pending one is
+            // processed, its hour rolled, and it is still counted once.
+            let again = try await reads.timeline(.day, now: now)
+            for name in ["adyen", "pxp", "mercadopago"] {
+                #expect(again.deliveries[name]?.accepted == day.deliveries[name]?.accepted, "\(name) accepted")
+                #expect(again.deliveries[name]?.refused == day.deliveries[name]?.refused, "\(name) refused")
+                #expect(again.lag[name]?.p50 == day.lag[name]?.p50 && again.lag[name]?.p99 == day.lag[name]?.p99, "\(name) lag")
+            }
+            try await console.database.query("""
+                UPDATE inbound_events SET status = 'processed', processed_at = received_at + interval '2 seconds' WHERE id = $1
+                """, [.int(pending)])
+            let settled = try await reads.timeline(.day, now: now)
+            #expect(try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours") == rolled + 1)
+            #expect(settled.deliveries["pxp"]?.accepted == day.deliveries["pxp"]?.accepted)
             let adyen = try #require(day.deliveries["adyen"])
             for h in ConsoleHistory.hours {
                 #expect(adyen.accepted[h] == Double(ConsoleHistory.acceptedAdyen(h)), "accepted in interval \(h)")

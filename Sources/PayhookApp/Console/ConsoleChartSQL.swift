@@ -29,13 +29,59 @@ struct ConsoleChartSQL: SQLStatementSet {
     /// gives both the counts and the lag percentiles (`ConsoleReads.lagPercentile`, within 10 %
     /// of the lag of the delivery at that rank), with a hash aggregate instead of sorting every delivery: on a month
     /// of history the exact `percentile_cont` in a second pass cost twice the time (bench/console).
+    /// `$6` and `$7` narrow the rows read to part of the window (the hours not rolled up).
     let deliveries = """
-        SELECT provider, account, \(ConsoleChartSQL.bucket("received_at")) AS bucket,
-               CASE WHEN processed_at IS NOT NULL THEN
-                   floor(ln(greatest(date_part('epoch', processed_at - received_at) * 1000, 1.0)) / ln(2.0) * 4)::bigint END AS lag_step,
+        SELECT provider, account, \(ConsoleChartSQL.bucket("received_at")) AS bucket, \(ConsoleChartSQL.lagStep) AS lag_step,
                count(*) AS n
         FROM inbound_events WHERE \(ConsoleChartSQL.window("received_at")) AND \(ConsoleChartSQL.providerAndAccount)
+            AND received_at >= $6::timestamptz AND received_at < $7::timestamptz
         GROUP BY 1, 2, 3, 4
+        """
+
+    static let lagStep = """
+        CASE WHEN processed_at IS NOT NULL THEN
+            floor(ln(greatest(date_part('epoch', processed_at - received_at) * 1000, 1.0)) / ln(2.0) * 4)::bigint END
+        """
+
+    /// The same figures from the hourly rollup, for the rolled hours `$6` (a timestamptz array).
+    let rolledDeliveries = """
+        SELECT provider, account, \(ConsoleChartSQL.bucket("hour")) AS bucket, nullif(lag_step, -1) AS lag_step,
+               sum(deliveries)::bigint AS n
+        FROM console_delivery_hours WHERE \(ConsoleChartSQL.window("hour")) AND \(ConsoleChartSQL.providerAndAccount)
+            AND hour = ANY($6::timestamptz[])
+        GROUP BY 1, 2, 3, 4
+        """
+
+    /// Hours in [`$1`, `$2`) already rolled up.
+    let rolledHours = """
+        SELECT hour FROM console_rolled_hours WHERE hour >= $1::timestamptz AND hour < $2::timestamptz ORDER BY hour
+        """
+
+    /// Rolls up the closed hours [`$1`, `$2`) (whole UTC hours) from `inbound_events`, except
+    /// hours with a delivery still pending, and marks them rolled; hours rolled already change
+    /// nothing (two processes may race here). Drops hours older than `$3`.
+    let rollUpHours = """
+        WITH counted AS (
+            SELECT date_bin('1 hour', received_at, '2000-01-01 00:00:00+00') AS hour, provider, account,
+                   coalesce(\(ConsoleChartSQL.lagStep), -1) AS lag_step, count(*) AS n,
+                   count(*) FILTER (WHERE status = 'pending') AS pending
+            FROM inbound_events WHERE received_at >= $1::timestamptz AND received_at < $2::timestamptz
+            GROUP BY 1, 2, 3, 4
+        ), unsettled AS (
+            SELECT DISTINCT hour FROM counted WHERE pending > 0
+        ), rolled AS (
+            INSERT INTO console_delivery_hours (hour, provider, account, lag_step, deliveries)
+            SELECT hour, provider, account, lag_step, n FROM counted WHERE hour NOT IN (SELECT hour FROM unsettled)
+            ON CONFLICT DO NOTHING
+        ), expired AS (
+            DELETE FROM console_delivery_hours WHERE hour < $3::timestamptz
+        ), expired_marks AS (
+            DELETE FROM console_rolled_hours WHERE hour < $3::timestamptz
+        )
+        INSERT INTO console_rolled_hours (hour)
+        SELECT h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS h
+        WHERE h NOT IN (SELECT hour FROM unsettled)
+        ON CONFLICT DO NOTHING
         """
 
     /// Refusals recorded in `rejected_deliveries` (within its per-address quota), per provider,

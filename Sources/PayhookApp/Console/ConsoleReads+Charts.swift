@@ -125,9 +125,25 @@ extension ConsoleReads {
         }
         do {
             try await pool.withConnection { connection in
+                // Deliveries come from the hourly rollup for the hours it holds and from
+                // inbound_events for the rest (the newest hours, and any still settling).
+                let split = window.intervalSeconds >= 3600
+                    ? try await Self.rollUp(start: start, end: end, now: now, on: connection) : RollUpSplit(rolled: [], raw: [(start, end)])
+                var deliveryRows: [PostgresRow] = []
+                if !split.rolled.isEmpty {
+                    // Exactly the hours found rolled, so an hour another process rolls meanwhile
+                    // is read once, from inbound_events.
+                    let formatter = ISO8601DateFormatter()
+                    let hours = "{" + split.rolled.map { formatter.string(from: $0) }.joined(separator: ",") + "}"
+                    deliveryRows += try await connection.query(ConsoleChartSQL.shared.rolledDeliveries, binds + [.text(hours)]).rows
+                }
+                for (from, to) in split.raw {
+                    deliveryRows += try await connection.query(ConsoleChartSQL.shared.deliveries,
+                                                               binds + [.timestamptz(from), .timestamptz(to)]).rows
+                }
                 // Lag histograms by provider and interval: step -> deliveries.
                 var histograms: [String: [[Int64: Int64]]] = [:]
-                for row in try await connection.query(ConsoleChartSQL.shared.deliveries, binds).rows {
+                for row in deliveryRows {
                     let name: String = try row.decode("provider")
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
@@ -170,6 +186,50 @@ extension ConsoleReads {
             throw OperationsError.wrapping(error)
         }
         return timeline
+    }
+
+    /// How long after an hour ends its deliveries may still be committing (a group commit's
+    /// `received_at` is its transaction's start) before the hour is rolled up.
+    static let rollUpGrace: TimeInterval = 300
+
+    /// Which hours of a window the rollup holds, and which ranges `inbound_events` must answer.
+    struct RollUpSplit {
+        let rolled: [Date]
+        let raw: [(Date, Date)]
+    }
+
+    /// Rolls up the closed hours of [`start`, `end`) not rolled yet; returns the rolled hours and
+    /// the ranges whose deliveries must still be read from `inbound_events`: hours still settling
+    /// (a pending delivery) and the hours not closed yet, oldest first, adjacent hours merged.
+    static func rollUp(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws -> RollUpSplit {
+        let closedEnd = min(end, Date(timeIntervalSince1970: floor((now.timeIntervalSince1970 - rollUpGrace) / 3600) * 3600))
+        guard closedEnd > start else { return RollUpSplit(rolled: [], raw: [(start, end)]) }
+        func rolled() async throws -> Set<Date> {
+            Set(try await connection.query(ConsoleChartSQL.shared.rolledHours, [.timestamptz(start), .timestamptz(closedEnd)])
+                .map { try $0.decode("hour") as Date })
+        }
+        let hours = stride(from: start.timeIntervalSince1970, to: closedEnd.timeIntervalSince1970, by: 3600)
+            .map { Date(timeIntervalSince1970: $0) }
+        var done = try await rolled()
+        let oldest = Date(timeIntervalSince1970: start.timeIntervalSince1970 - Double(ConsoleWindow.week.seconds))
+        let missing = ranges(hours.filter { !done.contains($0) })
+        for (from, to) in missing {
+            try await connection.query(ConsoleChartSQL.shared.rollUpHours, [.timestamptz(from), .timestamptz(to), .timestamptz(oldest)])
+        }
+        if !missing.isEmpty { done = try await rolled() }
+        let open = hours.filter { !done.contains($0) } + stride(from: closedEnd.timeIntervalSince1970, to: end.timeIntervalSince1970, by: 3600)
+            .map { Date(timeIntervalSince1970: $0) }
+        return RollUpSplit(rolled: hours.filter { done.contains($0) }, raw: ranges(open))
+    }
+
+    /// Whole hours as ranges, adjacent hours merged.
+    static func ranges(_ hours: [Date]) -> [(Date, Date)] {
+        var merged: [(Date, Date)] = []
+        for hour in hours {
+            let next = hour.addingTimeInterval(3600)
+            if let last = merged.last, last.1 == hour { merged[merged.count - 1].1 = next } else { merged.append((hour, next)) }
+        }
+        return merged
     }
 
     /// The `p` quantile in seconds of a lag histogram (`ConsoleChartSQL.deliveries`: step →
