@@ -116,6 +116,15 @@ enum ConsoleHistory {
             SELECT 'merchant_callback', '{}', 'merchant_callback:' || webhook_id, 'retryable', attempts, now() + interval '50 minutes'
             FROM merchant_callbacks WHERE status = 'pending' AND webhook_id LIKE 'order.paid.hist-%'
             """)
+        // The callback given up: its job discarded into an open dead letter.
+        try await database.query("""
+            WITH job AS (
+                INSERT INTO jobs (kind, payload, unique_key, state, attempt, max_attempts, finalized_at)
+                SELECT 'merchant_callback', '{}', 'merchant_callback:' || webhook_id, 'discarded', attempts, attempts, now()
+                FROM merchant_callbacks WHERE status = 'failed' AND webhook_id LIKE 'order.paid.hist-%' RETURNING id)
+            INSERT INTO dead_letters (source, source_id, reason, error)
+            SELECT 'job', id, 'max_attempts_exceeded', 'connect: connection refused' FROM job
+            """)
         // Waiting on the provider: one payment the sweep cannot look up, one it is asking about,
         // and a registered order whose fulfillment waits for the capture's amount.
         try await database.query("""

@@ -161,7 +161,8 @@ struct ConsoleChartSQL: SQLStatementSet {
         """
 
     /// Waiting on the merchant: callbacks not delivered, one row per endpoint, with the newest
-    /// answer and the earliest retry the queue holds. `$1` caps the endpoints listed.
+    /// answer, the earliest retry the queue holds and the oldest open dead letter of a callback
+    /// given up (replaying it sends the callback again). `$1` caps the endpoints listed.
     let merchantEndpoints = """
         SELECT coalesce(c.url, '') AS url, count(*) AS callbacks, count(*) FILTER (WHERE c.status = 'failed') AS given_up,
                min(c.created_at) AS oldest,
@@ -169,8 +170,10 @@ struct ConsoleChartSQL: SQLStatementSet {
                (array_agg(c.last_error ORDER BY c.id DESC) FILTER (WHERE c.attempts > 0))[1] AS last_error,
                min(j.run_at) FILTER (WHERE j.state IN ('available', 'retryable')) AS next_attempt,
                (array_agg(c.id ORDER BY c.id))[1] AS first_callback, (array_agg(c.order_id ORDER BY c.id))[1] AS first_order,
-               (array_agg(c.webhook_id ORDER BY c.id))[1] AS first_webhook
+               (array_agg(c.webhook_id ORDER BY c.id))[1] AS first_webhook,
+               (array_agg(d.id ORDER BY d.id) FILTER (WHERE d.id IS NOT NULL))[1] AS first_letter
         FROM merchant_callbacks c LEFT JOIN jobs j ON j.unique_key = 'merchant_callback:' || c.webhook_id
+        LEFT JOIN dead_letters d ON d.source = 'job' AND d.source_id = j.id AND d.status = 'open'
         WHERE c.status IN ('pending', 'failed') AND (c.attempts > 0 OR c.created_at < now() - interval '5 minutes')
         GROUP BY c.url ORDER BY count(*) DESC LIMIT $1
         """

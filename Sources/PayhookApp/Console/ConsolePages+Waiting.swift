@@ -81,9 +81,13 @@ extension ConsolePages {
             let answer: HTML = endpoint.lastStatusCode.map { badge("HTTP \($0)", $0 >= 500 || $0 == 0 ? "failed" : "waiting") }
                 ?? endpoint.lastError.map { "<span class=\"error\">\(shortened($0, to: 120))</span>" as HTML }
                 ?? "<span class=\"muted\">not tried yet</span>"
-            let next: HTML = endpoint.nextAttempt.map { "retry \(HTML.time($0, now: now))" as HTML }
-                ?? (endpoint.givenUp > 0 ? "none: retries exhausted; replay its dead letter once the endpoint answers" as HTML
-                    : "<span class=\"muted\">being sent</span>")
+            let retry: HTML = endpoint.nextAttempt.map { "retry \(HTML.time($0, now: now))" as HTML }
+                ?? (endpoint.givenUp > 0 ? "none: retries exhausted" as HTML : "<span class=\"muted\">being sent</span>")
+            // A callback given up is sent again by replaying its dead letter (the letter's page
+            // has the audited, CSRF-protected Replay form).
+            let next: HTML = endpoint.firstLetter.map {
+                "\(retry)<br><a href=\"/console/dead-letters/\($0)\">replay dead letter \($0)</a> once the endpoint answers" as HTML
+            } ?? retry
             let example: HTML = endpoint.firstOrder.map { "<a href=\"/console/orders/\($0)\">order \($0)</a>" as HTML }
                 ?? "<a href=\"/console/search?q=\(urlEncode(endpoint.firstWebhookID))\">\(shortened(endpoint.firstWebhookID, to: 40))</a>"
             return ["<code>\(endpoint.url.isEmpty ? "(no URL)" : endpoint.url)</code>", "\(endpoint.callbacks)",

@@ -44,6 +44,8 @@ extension ConsoleReads {
         let nextAttempt: Date?
         let firstOrder: Int64?
         let firstWebhookID: String
+        /// The oldest open dead letter of a callback given up here.
+        let firstLetter: Int64?
     }
 
     func merchantEndpoints(limit: Int) async throws(OperationsError) -> [MerchantEndpoint] {
@@ -52,7 +54,8 @@ extension ConsoleReads {
                 MerchantEndpoint(url: try row.decode("url"), callbacks: try row.decode("callbacks"), givenUp: try row.decode("given_up"),
                                  oldest: try row.decode("oldest"), lastStatusCode: try row.decode("last_status_code"),
                                  lastError: try row.decode("last_error"), nextAttempt: try row.decode("next_attempt"),
-                                 firstOrder: try row.decode("first_order"), firstWebhookID: try row.decode("first_webhook"))
+                                 firstOrder: try row.decode("first_order"), firstWebhookID: try row.decode("first_webhook"),
+                                 firstLetter: try row.decode("first_letter"))
             }
         } catch {
             throw OperationsError.wrapping(error)
