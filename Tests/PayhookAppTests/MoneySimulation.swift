@@ -158,12 +158,16 @@ struct MoneySimulation {
 
         mutating func recordCharges(_ pool: PostgresPool) async throws {
             for row in try await pool.query(
-                "SELECT idempotency_key, subscription_id, cycle, attempt, amount_minor, currency, merchant_reference FROM charges").rows {
+                """
+                SELECT c.idempotency_key, c.subscription_id, s.reference, c.cycle, c.attempt, c.amount_minor, c.currency,
+                       c.merchant_reference
+                FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
+                """).rows {
                 let key: String = try row.decode("idempotency_key")
-                let subscription: Int64 = try row.decode("subscription_id")
+                let subscription: Int64 = try row.decode("subscription_id"), reference: String = try row.decode("reference")
                 let cycle: Int = try row.decode("cycle"), attempt: Int = try row.decode("attempt")
                 let amount: Int64 = try row.decode("amount_minor"), currency: String = try row.decode("currency")
-                chargesOfKey[key, default: []].insert("subscription \(subscription) cycle \(cycle) attempt \(attempt) \(amount) \(currency)")
+                chargesOfKey[key, default: []].insert("subscription \(subscription) (\(reference)) cycle \(cycle) attempt \(attempt) \(amount) \(currency)")
                 amountOfKey[key, default: []].insert(amount)
                 if let reference = try row.decode("merchant_reference", as: String?.self) { referencesOfKey[key, default: []].insert(reference) }
             }
@@ -380,6 +384,7 @@ struct MoneySimulation {
             let backup = restoreRandom.int(5...(steps / 2))
             restorePlan = (backup, backup + restoreRandom.int(5...(steps / 2 - 2)))
         }
+        let restoreProvider = restoreRandom.pick(ProviderID.allCases) ?? .adyen
         var restore = RestoreRecord()
         let dumpPath = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-sim-\(database.schema)-\(seed).dump").path
         defer { try? FileManager.default.removeItem(atPath: dumpPath) }
@@ -395,6 +400,10 @@ struct MoneySimulation {
                 restore.executedAtBackup = Self.ledgerCounts(world)
                 acknowledgedSinceBackup = []
                 report.steps.append("backup taken")
+                // A customer subscribes after the backup and is charged: the restore forgets
+                // them, and the next subscription gets their id back (see below).
+                let late = try await subscribeLate(world, provider: restoreProvider, name: "late-before-restore", amount: 1_100)
+                report.steps.append("subscription \(late) created and charged after the backup")
             }
             if let plan = restorePlan, step == plan.restore {
                 try await restore.recordCharges(pool)
@@ -404,6 +413,13 @@ struct MoneySimulation {
                 acknowledgedSinceBackup = nil
                 report.exercised["database restores", default: 0] += 1
                 report.steps.append("backup restored; \(sentAgain.count) deliveries acknowledged since will be sent again")
+                // A new customer after the restore: the id sequences rolled back, so their
+                // subscription, cycles and callbacks repeat the forgotten customer's ids, and
+                // only the restore-safe part of keys and webhook-ids tells them apart
+                // (invariants 10 and 11).
+                let late = try await subscribeLate(world, provider: restoreProvider, name: "late-after-restore", amount: 1_200)
+                subscriptions.append((late, restoreProvider, "tok-\(seed)-late-after-restore"))
+                report.steps.append("subscription \(late) created and charged after the restore")
             }
             if !edgePending.isEmpty, edgeRandom.chance(25) {
                 let delivery = edgePending.remove(at: edgeRandom.int(0...(edgePending.count - 1)))
@@ -642,6 +658,22 @@ struct MoneySimulation {
             report.steps.append("\(action.rawValue) of subscription \(subscriptionID) lands as its charge is about to be sent")
         }
         try await world.queue.record(outcome, for: job)
+    }
+
+    /// A subscription created, scheduled and charged at once (the jobs due then run too).
+    private func subscribeLate(_ world: World, provider: ProviderID, name: String, amount: Int64) async throws -> Int64 {
+        let tokenID = try #require(try await pool.query("""
+            INSERT INTO vault_tokens (provider, token, shopper_reference, customer_id, brand, last4, status)
+            VALUES ($1, $2, 'shopper-1', 'customer-1', 'visa', '1111', 'active') RETURNING id
+            """, [.text(provider.rawValue), .text("tok-\(seed)-\(name)")]).rows.first?.decode("id", as: Int64.self))
+        let draft = NewSubscription(
+            token: .id(tokenID), amount: try Money(minorUnits: amount, currency: "EUR"),
+            interval: try #require(SubscriptionInterval(every: 1, unit: .day)), startAt: world.clock.now,
+            reference: "sim-\(seed)-\(name)", maxCycles: nil, endAt: nil, actor: nil)
+        let id = try await world.operations.create(draft, by: OperatorAction(actor: "sim")).id
+        try await world.scheduler.tick(now: world.clock.now)
+        try await runJobs(world, limit: 20, crashOne: false)
+        return id
     }
 
     /// A provider resource whose webhook never arrives, and what its provider holds.
