@@ -174,12 +174,14 @@ struct MoneySimulation {
         }
     }
 
-    /// Minor units of an amount as a provider's request carried it: "10.01" (Mercado Pago,
-    /// PXP) or "1001" (Adyen); two decimals, as every simulated charge is in euros.
-    static func minorUnits(_ amount: String) -> Int64? {
+    /// Minor units of an amount as a provider's request carried it: minor units for Adyen
+    /// ("1001"), a decimal for Mercado Pago and PXP ("10.01", and "11" for 11.00); two
+    /// decimals, as every simulated charge is in euros.
+    static func minorUnits(_ amount: String, _ provider: ProviderID) -> Int64? {
+        if provider == .adyen { return Int64(amount) }
         let parts = amount.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= 2, let whole = Int64(parts[0]) else { return nil }
-        guard parts.count == 2 else { return whole }
+        guard parts.count == 2 else { return whole * 100 }
         let fraction = String(parts[1]).padding(toLength: 2, withPad: "0", startingAt: 0)
         guard fraction.count == 2, let cents = Int64(fraction) else { return nil }
         return whole * 100 + cents
@@ -1053,7 +1055,7 @@ struct MoneySimulation {
                     expect(false, "\(provider.rawValue) executed key \(key), which no database state of the run held")
                     continue
                 }
-                let sent = Self.minorUnits(charge.amount)
+                let sent = Self.minorUnits(charge.amount, provider)
                 expect(sent.map { amounts == [$0] } ?? false,
                        "\(provider.rawValue) executed key \(key) for \(charge.amount), payhook's charge is \(amounts.sorted())")
                 if let reference = charge.reference, let references = keys.referencesOfKey[key] {
