@@ -21,8 +21,10 @@ import Testing
 /// and dead-letter operations, driven one step at a time by a random schedule of what happens in
 /// production (webhooks late, twice and out of order; provider timeouts after executing, 5xx
 /// and declines; keys the providers forget after their window; workers that crash mid-job; operators replaying anything, twice; pauses,
-/// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment). Then it
-/// checks, from the emulator's ledger and the database, the invariants money depends on.
+/// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment; operators
+/// acting while a charge is in flight; a database backup restored mid-run; webhooks never
+/// delivered, for the provider sweep to find). Then it checks, from the emulator's ledger, the
+/// merchant endpoint and the database, the invariants money depends on.
 ///
 /// Every step runs to completion before the next, so a seed replays exactly the same schedule.
 /// (What the machine adds, a provider call that times out because the host stalled, only adds
