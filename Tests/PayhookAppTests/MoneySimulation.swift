@@ -1083,6 +1083,13 @@ struct MoneySimulation {
         // one each create an order under the cycle's reference.
         let ordersPerReference = Dictionary(grouping: world.emulator.executed(.mercadopago).compactMap(\.reference), by: { $0 })
         report.exercised["Mercado Pago references with several orders", default: 0] += ordersPerReference.values.filter { $0.count > 1 }.count
+        // And a merchant order registered by reference that several Mercado Pago orders link to
+        // (the corpus case of a failed attempt, then a paid one, on one reference).
+        report.exercised["Mercado Pago merchant orders with several provider orders", default: 0] += Int(try await pool.query("""
+            SELECT count(*) AS n FROM (SELECT merchant_order_id FROM orders
+                                       WHERE provider = 'mercadopago' AND merchant_order_id IS NOT NULL
+                                       GROUP BY merchant_order_id HAVING count(*) > 1) AS shared
+            """).rows.first?.decode("n", as: Int64.self) ?? 0)
         // 7. No job left running.
         let running = try await pool.query("SELECT count(*) AS n FROM jobs WHERE state = 'running'").rows.first?.decode("n", as: Int64.self) ?? 0
         expect(running == 0, "\(running) jobs left running")

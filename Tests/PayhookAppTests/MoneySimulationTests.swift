@@ -57,6 +57,8 @@ struct MoneySimulationTests {
         #expect(result.exercised["in-flight operator actions before the call", default: 0] > 0)
         // Mercado Pago references carried several orders (a cycle's declined attempts and its paid one).
         #expect(result.exercised["Mercado Pago references with several orders", default: 0] > 0)
+        // And a registered merchant order that a failed and a paid Mercado Pago order link to.
+        #expect(result.exercised["Mercado Pago merchant orders with several provider orders", default: 0] > 0)
         // A database was restored mid-run (seeds 11 and 1043 draw one).
         #expect(result.exercised["database restores", default: 0] > 0)
         // Webhooks were lost on every provider, and the sweep looked up or raised them.
