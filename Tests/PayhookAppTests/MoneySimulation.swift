@@ -139,7 +139,8 @@ struct MoneySimulation {
     /// - The webhooks payhook acknowledged between the backup and the restore are lost with the
     ///   database too; the run sends them again after the restore, as an operator asks the
     ///   providers to resend what they sent since the backup, so invariants 5 to 9 keep their
-    ///   meaning. (Left unsent, nothing could satisfy them: those facts exist nowhere else.)
+    ///   meaning. (Left unsent, the sweep could recover some from Mercado Pago and PXP, and
+    ///   nothing could recover Adyen's: its payments have no lookup.)
     private struct RestoreRecord {
         /// Each provider's ledger length when the backup was taken and when it was restored.
         var executedAtBackup: [ProviderID: Int] = [:]
