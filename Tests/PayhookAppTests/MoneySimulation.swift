@@ -7,6 +7,7 @@ import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
 import PayhookTestSupport
+import Synchronization
 import Testing
 @testable import PayhookApp
 @testable import PayhookAdmin
@@ -20,8 +21,10 @@ import Testing
 /// and dead-letter operations, driven one step at a time by a random schedule of what happens in
 /// production (webhooks late, twice and out of order; provider timeouts after executing, 5xx
 /// and declines; keys the providers forget after their window; workers that crash mid-job; operators replaying anything, twice; pauses,
-/// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment). Then it
-/// checks, from the emulator's ledger and the database, the invariants money depends on.
+/// cancels, disabled tokens; refunds, chargebacks and failed captures after fulfillment; operators
+/// acting while a charge is in flight; a database backup restored mid-run; webhooks never
+/// delivered, for the provider sweep to find). Then it checks, from the emulator's ledger, the
+/// merchant endpoint and the database, the invariants money depends on.
 ///
 /// Every step runs to completion before the next, so a seed replays exactly the same schedule.
 /// (What the machine adds, a provider call that times out because the host stalled, only adds
@@ -78,6 +81,22 @@ struct MoneySimulation {
         let letters: DeadLetterOperations
         let charges: ChargeOperations
         let orders: OrderService
+        /// What an operator does while the provider's answer to a charge is in flight.
+        let inFlight: InFlightAction
+    }
+
+    /// An operator action armed to land in a charge's in-flight window: after the provider
+    /// answered and before the charge handler writes the answer (the handler's
+    /// `afterProviderCall`). Taken by the first charge that gets there.
+    final class InFlightAction: Sendable {
+        enum Action: String, Sendable { case pause, pauseThenResume = "pause then resume", cancel }
+        private let armed = Mutex<Action?>(nil)
+        private let landed = Mutex<Int>(0)
+        func arm(_ action: Action) { armed.withLock { $0 = action } }
+        func disarm() { armed.withLock { $0 = nil } }
+        func take() -> Action? { armed.withLock { value in defer { value = nil }; return value } }
+        func recordLanded() { landed.withLock { $0 += 1 } }
+        var landedCount: Int { landed.withLock { $0 } }
     }
 
     /// A webhook the provider will deliver, possibly more than once.
@@ -104,13 +123,105 @@ struct MoneySimulation {
         let paid: Int64
     }
 
+    /// What a run with a database restore remembers across it.
+    ///
+    /// A restore rolls the database back to the backup while the providers and the merchant
+    /// keep what they saw. What payhook guarantees then, and the invariants check:
+    /// - no idempotency key it sent names two different charges, and no callback `webhook-id`
+    ///   names two different messages, across the whole run (invariants 10 and 11, in every run);
+    /// - every charge the restored database knows it sent keeps invariants 1 and 2: a key
+    ///   resent after the restore gets the provider's stored answer, never a second charge;
+    /// - a charge the provider executed between the backup and the restore is a lost answer:
+    ///   the restored database may not know it was ever sent, its cycle may be charged again
+    ///   under a new key, and nothing in payhook can tell (only the provider's records can).
+    ///   Those executions, and only in runs with a restore, are left out of invariants 1 and 2
+    ///   and counted instead ("restore: charges executed and forgotten").
+    /// - The webhooks payhook acknowledged between the backup and the restore are lost with the
+    ///   database too; the run sends them again after the restore, as an operator asks the
+    ///   providers to resend what they sent since the backup, so invariants 5 to 9 keep their
+    ///   meaning. (Left unsent, the sweep could recover some from Mercado Pago and PXP, and
+    ///   nothing could recover Adyen's: its payments have no lookup.)
+    private struct RestoreRecord {
+        /// Each provider's ledger length when the backup was taken and when it was restored.
+        var executedAtBackup: [ProviderID: Int] = [:]
+        var executedAtRestore: [ProviderID: Int] = [:]
+        /// Every idempotency key a database state of the run held (just before the restore,
+        /// and at the end), with the charges it named and their merchant references.
+        var chargesOfKey: [String: Set<String>] = [:]
+        var referencesOfKey: [String: Set<String>] = [:]
+        var amountOfKey: [String: Set<Int64>] = [:]
+
+        var restored: Bool { !executedAtRestore.isEmpty }
+
+        /// Whether the provider's `index`th execution happened between the backup and the restore.
+        func forgotten(_ provider: ProviderID, index: Int) -> Bool {
+            guard let from = executedAtBackup[provider], let to = executedAtRestore[provider] else { return false }
+            return index >= from && index < to
+        }
+
+        mutating func recordCharges(_ pool: PostgresPool) async throws {
+            for row in try await pool.query(
+                """
+                SELECT c.idempotency_key, c.subscription_id, s.reference, c.cycle, c.attempt, c.amount_minor, c.currency,
+                       c.merchant_reference
+                FROM charges c JOIN subscriptions s ON s.id = c.subscription_id
+                """).rows {
+                let key: String = try row.decode("idempotency_key")
+                let subscription: Int64 = try row.decode("subscription_id"), reference: String = try row.decode("reference")
+                let cycle: Int = try row.decode("cycle"), attempt: Int = try row.decode("attempt")
+                let amount: Int64 = try row.decode("amount_minor"), currency: String = try row.decode("currency")
+                chargesOfKey[key, default: []].insert("subscription \(subscription) (\(reference)) cycle \(cycle) attempt \(attempt) \(amount) \(currency)")
+                amountOfKey[key, default: []].insert(amount)
+                if let reference = try row.decode("merchant_reference", as: String?.self) { referencesOfKey[key, default: []].insert(reference) }
+            }
+        }
+    }
+
+    /// Minor units of an amount as a provider's request carried it: minor units for Adyen
+    /// ("1001"), a decimal for Mercado Pago and PXP ("10.01", and "11" for 11.00); two
+    /// decimals, as every simulated charge is in euros.
+    static func minorUnits(_ amount: String, _ provider: ProviderID) -> Int64? {
+        if provider == .adyen { return Int64(amount) }
+        let parts = amount.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = Int64(parts[0]) else { return nil }
+        guard parts.count == 2 else { return whole * 100 }
+        let fraction = String(parts[1]).padding(toLength: 2, withPad: "0", startingAt: 0)
+        guard fraction.count == 2, let cents = Int64(fraction) else { return nil }
+        return whole * 100 + cents
+    }
+
+    private static func ledgerCounts(_ world: World) -> [ProviderID: Int] {
+        Dictionary(uniqueKeysWithValues: ProviderID.allCases.map { ($0, world.emulator.executed($0).count) })
+    }
+
+    /// Rolls the run's schema back to the backup, as an operator restoring it would: every row
+    /// written since is gone and the id sequences are where they were. Rows only (the schema
+    /// itself is unchanged), so the pool's sessions and the handlers keep working.
+    private func restoreBackup(_ dumpPath: String) async throws {
+        let tables = try await pool.query("SELECT tablename FROM pg_tables WHERE schemaname = $1", [.text(database.schema)])
+            .map { try $0.decode("tablename", as: String.self) }
+        try await pool.query("TRUNCATE \(tables.map { "\"\($0)\"" }.joined(separator: ", ")) RESTART IDENTITY CASCADE")
+        try await Self.runPostgresTool(["pg_restore", "--data-only", "--disable-triggers", "--exit-on-error",
+                                        "--dbname=\(try TestDatabase.baseURL())", dumpPath])
+    }
+
+    /// Runs one of PostgreSQL's client programs from `PG_BIN` (ops/lib.sh's default).
+    private static func runPostgresTool(_ arguments: [String]) async throws {
+        let bin = ProcessInfo.processInfo.environment["PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+        let result = try await Subprocess.capture(["\(bin)/\(arguments[0])"] + arguments.dropFirst(),
+                                                  environment: ProcessInfo.processInfo.environment)
+        try #require(result.termination == .exited(0), "\(arguments[0]): \(result.standardError)")
+    }
+
     static let secret = "whsec_" + Base64.encode(Array("payhook-simulation-callback-key32".utf8))
 
     /// Empties every table a run writes (not the migrations or the installation namespace).
+    /// `sweep_checks` too: its rows name payments and charges by id, and the ids restart.
     static func reset(_ pool: PostgresPool) async throws {
         try await pool.query("""
             TRUNCATE inbound_events, rejected_deliveries, payment_events, payment_adjustments, payments, orders,
-                     vault_tokens, subscriptions, charges, jobs, dead_letters, audit_log, merchant_callbacks
+                     vault_tokens, subscriptions, charges, jobs, dead_letters, audit_log, merchant_callbacks,
+                     sweep_checks
             RESTART IDENTITY CASCADE
             """)
     }
@@ -134,8 +245,17 @@ struct MoneySimulation {
         let now: @Sendable () -> Date = { clock.now }
         let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
                                               logger: .silent, fulfillment: fulfillment, now: now, jitter: { 0.5 })
+        let operations = SubscriptionOperations(pool: pool, now: now)
+        let inFlight = InFlightAction()
+        let chargesPool = pool
         let charge = ChargeRecurringHandler(pool: pool, queue: queue, clients: clients, settings: settings, metrics: nil,
-                                            logger: .silent, now: now)
+                                            logger: .silent, now: now, afterProviderCall: { key in
+            guard let action = inFlight.take(),
+                  let subscription = try await chargesPool.query("SELECT subscription_id FROM charges WHERE idempotency_key = $1", [.text(key)])
+                    .rows.first?.decode("subscription_id", as: Int64.self) else { return }
+            try await Self.perform(action, on: subscription, operations)
+            inFlight.recordLanded()
+        })
         let fulfill = FulfillOrderHandler(pool: pool, queue: queue, settings: fulfillment, metrics: MetricsRegistry(), logger: .silent)
         var callback = MerchantCallbackDelivery(
             pool: pool, http: http, signer: try StandardWebhookSigner(secret: Self.secret), defaultURL: endpoint.url,
@@ -146,9 +266,23 @@ struct MoneySimulation {
             clock: clock, emulator: emulator, clients: clients, queue: queue, endpoint: endpoint, processor: processor,
             scheduler: SubscriptionScheduler(pool: pool, queue: queue, settings: settings, logger: .silent, now: now),
             handlers: Dictionary(uniqueKeysWithValues: handlers.map { ($0.kind, $0) }),
-            operations: SubscriptionOperations(pool: pool, now: now), letters: DeadLetterOperations(pool: pool),
+            operations: operations, letters: DeadLetterOperations(pool: pool),
             charges: ChargeOperations(pool: pool, queue: queue, settings: settings, now: now),
-            orders: OrderService(pool: pool, trigger: FulfillmentTrigger(queue: queue, settings: fulfillment)))
+            orders: OrderService(pool: pool, trigger: FulfillmentTrigger(queue: queue, settings: fulfillment)),
+            inFlight: inFlight)
+    }
+
+    /// An operator's pause, pause and resume, or cancel of one subscription. Refusals (already
+    /// paused, canceled) are part of the schedule, not failures.
+    static func perform(_ action: InFlightAction.Action, on subscription: Int64, _ operations: SubscriptionOperations) async throws {
+        let sim = OperatorAction(actor: "sim")
+        switch action {
+        case .pause: _ = try? await operations.pause(id: subscription, by: sim)
+        case .pauseThenResume:
+            _ = try? await operations.pause(id: subscription, by: sim)
+            _ = try? await operations.resume(id: subscription, by: sim)
+        case .cancel: _ = try? await operations.cancel(id: subscription, by: sim)
+        }
     }
 
     // MARK: Running
@@ -234,12 +368,70 @@ struct MoneySimulation {
             }
         }
 
-        for _ in 0..<steps {
+        // Webhooks the providers never deliver, from a stream of their own: the provider sweep at
+        // the end must find each case (invariant 12).
+        var lostRandom = Random(seed: seed ^ 0x1057_0EB0_5EED_0004)
+        var lostWebhooks: [LostWebhook] = []
+        for index in 0..<lostRandom.int(1...3) {
+            lostWebhooks.append(try await loseWebhook(world, provider: lostRandom.pick(ProviderID.allCases) ?? .adyen, index: index))
+        }
+        for lost in lostWebhooks { report.exercised["lost webhooks (\(lost.provider.rawValue))", default: 0] += 1 }
+
+        // Operators acting while a charge is in flight draw from a stream of their own too.
+        var inFlightRandom = Random(seed: seed ^ 0x1F11_6A7E_5EED_0002)
+
+        // A database restore in the middle of a run, in about one run in six (its own stream):
+        // a backup is taken at one step and restored at a later one, while the provider
+        // emulator and the merchant endpoint, the outside world, keep everything they saw.
+        var restoreRandom = Random(seed: seed ^ 0x2E57_02ED_5EED_0003)
+        var restorePlan: (backup: Int, restore: Int)?
+        if restoreRandom.chance(17) {
+            let backup = restoreRandom.int(5...(steps / 2))
+            restorePlan = (backup, backup + restoreRandom.int(5...(steps / 2 - 2)))
+        }
+        let restoreProvider = restoreRandom.pick(ProviderID.allCases) ?? .adyen
+        var restore = RestoreRecord()
+        let dumpPath = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-sim-\(database.schema)-\(seed).dump").path
+        defer { try? FileManager.default.removeItem(atPath: dumpPath) }
+        // Deliveries acknowledged since the backup: the restore loses them with everything else
+        // written since, and they are sent again after it (see `RestoreRecord`).
+        var acknowledgedSinceBackup: [Delivery]?
+        var sentAgain: [Delivery] = []
+
+        for step in 0..<steps {
+            if let plan = restorePlan, step == plan.backup {
+                try await Self.runPostgresTool(["pg_dump", "--format=custom", "--data-only", "--schema=\(database.schema)",
+                                                "--file=\(dumpPath)", "--dbname=\(try TestDatabase.baseURL())"])
+                restore.executedAtBackup = Self.ledgerCounts(world)
+                acknowledgedSinceBackup = []
+                report.steps.append("backup taken")
+                // A customer subscribes after the backup and is charged: the restore forgets
+                // them, and the next subscription gets their id back (see below).
+                let late = try await subscribeLate(world, provider: restoreProvider, name: "late-before-restore", amount: 1_100)
+                report.steps.append("subscription \(late) created and charged after the backup")
+            }
+            if let plan = restorePlan, step == plan.restore {
+                try await restore.recordCharges(pool)
+                restore.executedAtRestore = Self.ledgerCounts(world)
+                try await restoreBackup(dumpPath)
+                sentAgain += acknowledgedSinceBackup ?? []
+                acknowledgedSinceBackup = nil
+                report.exercised["database restores", default: 0] += 1
+                report.steps.append("backup restored; \(sentAgain.count) deliveries acknowledged since will be sent again")
+                // A new customer after the restore: the id sequences rolled back, so their
+                // subscription, cycles and callbacks repeat the forgotten customer's ids, and
+                // only the restore-safe part of keys and webhook-ids tells them apart
+                // (invariants 10 and 11).
+                let late = try await subscribeLate(world, provider: restoreProvider, name: "late-after-restore", amount: 1_200)
+                subscriptions.append((late, restoreProvider, "tok-\(seed)-late-after-restore"))
+                report.steps.append("subscription \(late) created and charged after the restore")
+            }
             if !edgePending.isEmpty, edgeRandom.chance(25) {
                 let delivery = edgePending.remove(at: edgeRandom.int(0...(edgePending.count - 1)))
                 try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
                                      [.text(delivery.provider.rawValue), .text("sim-edge-\(delivered)"),
                                       .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+                acknowledgedSinceBackup?.append(delivery)
                 delivered += 1
                 report.steps.append("deliver money edge")
                 _ = try await world.processor.processBatch()
@@ -248,9 +440,13 @@ struct MoneySimulation {
                 let index = corpusRandom.int(0...(corpusPending.count - 1))
                 let delivery = corpusRandom.chance(25) ? corpusPending[index] : corpusPending.remove(at: index)
                 try await insertCorpusDelivery(delivery, number: delivered, world)
+                acknowledgedSinceBackup?.append(delivery)
                 delivered += 1
                 report.steps.append("deliver corpus \(delivery.provider.rawValue)")
                 _ = try await world.processor.processBatch()
+            }
+            if inFlightRandom.chance(8) {
+                try await chargeWithActionInFlight(world, subscriptions: subscriptions, random: &inFlightRandom, report: &report)
             }
             let roll = random.int(0...99)
             switch roll {
@@ -262,6 +458,7 @@ struct MoneySimulation {
                 try await pool.query("INSERT INTO inbound_events (provider, dedup_key, body, next_attempt_at) VALUES ($1, $2, $3, $4)",
                                      [.text(delivery.provider.rawValue), .text("sim-\(delivery.provider.rawValue)-\(delivered)"),
                                       .bytea(Array(delivery.body.utf8)), .timestamptz(world.clock.now)])
+                acknowledgedSinceBackup?.append(delivery)
                 delivered += 1
                 report.steps.append("deliver \(delivery.provider.rawValue)")
                 _ = try await world.processor.processBatch()
@@ -352,7 +549,7 @@ struct MoneySimulation {
         }
 
         // Settle: every delivery arrives, time passes, workers and operators finish their work.
-        for delivery in corpusPending {
+        for delivery in corpusPending + sentAgain {
             try await insertCorpusDelivery(delivery, number: delivered, world)
             delivered += 1
         }
@@ -378,9 +575,188 @@ struct MoneySimulation {
                 }
             }
         }
-        try await check(world, orders: orders, into: &report)
+        // The provider sweep, past every deadline: what was never delivered is asked for where
+        // the provider has a lookup, and raised for a person where it has none. Its lookups go
+        // through the processor and its fulfillments and callbacks through the workers.
+        let sweep = ProviderSweep(pool: pool, settings: ProviderSweepSettings(), fulfillment: FulfillmentSettings(),
+                                  queue: world.queue, metrics: nil, logger: .silent)
+        let swept = try await sweep.sweep(now: world.clock.now.addingTimeInterval(31 * 86_400))
+        report.exercised["sweep lookups", default: 0] += swept.lookups.values.reduce(0, +)
+        report.exercised["sweep raised", default: 0] += swept.raised
+        for _ in 0..<3 {
+            world.clock.advance(by: 3_600)
+            while try await world.processor.processBatch().claimed > 0 {}
+            try await runJobs(world, limit: 200, crashOne: false)
+        }
+        try await check(world, orders: orders, restore: restore, into: &report)
+        try await check(world, lost: lostWebhooks, into: &report)
         try await check(world, lifecycles: lifecycles, into: &report)
         return report
+    }
+
+    /// A charge job runs while an operator pauses, pauses and resumes, or cancels its
+    /// subscription inside the charge's in-flight window, checked by invariants 1 to 4b:
+    /// - approved, soft or hard declined: the action lands through the handler's
+    ///   `afterProviderCall`, after the provider answered and before the handler writes the answer;
+    /// - timeout after executing: the emulator has executed the charge and holds its answer past
+    ///   the client's deadline; the action lands as soon as the ledger shows the charge, while
+    ///   the handler still waits (its deadline leaves hundreds of milliseconds for a one-row
+    ///   update);
+    /// - about to send: the action lands after the job was claimed and before the call.
+    private func chargeWithActionInFlight(_ world: World, subscriptions: [(id: Int64, provider: ProviderID, token: String)],
+                                          random: inout Random, report: inout Report) async throws {
+        let kind = ChargeRecurringHandler.kind
+        try await pool.query("UPDATE jobs SET run_at = now() WHERE kind = $1 AND state IN ('available', 'retryable') AND run_at <= $2",
+                             [.text(kind), .timestamptz(world.clock.now)])
+        guard let job = try await world.queue.claim(limit: 1, kinds: [kind], worker: "sim-in-flight", lease: .seconds(300)).first,
+              let handler = world.handlers[kind] else { return }
+        let subscriptionID = try await pool.query("SELECT subscription_id FROM charges WHERE idempotency_key = $1",
+                                                  [.text(job.uniqueKey ?? "")]).rows.first?.decode("subscription_id", as: Int64.self)
+        guard let subscriptionID, let subscription = subscriptions.first(where: { $0.id == subscriptionID }) else {
+            try await world.queue.record(try await handler.run(job), for: job)
+            return
+        }
+        let action = random.pick([InFlightAction.Action.pause, .pause, .pauseThenResume, .cancel]) ?? .pause
+        let provider = subscription.provider
+        let outcome: JobOutcome
+        switch random.int(0...4) {
+        case 0...2:
+            let answer = ["approved", "soft decline", "hard decline"][random.int(0...2)]
+            switch answer {
+            case "soft decline": world.emulator.script(provider, [.declined(code: provider.softDeclineCode)])
+            case "hard decline": world.emulator.script(provider, [.declined(code: provider.hardDeclineCode)])
+            default: world.emulator.script(provider, [.approved])
+            }
+            let landedBefore = world.inFlight.landedCount
+            world.inFlight.arm(action)
+            do { outcome = try await handler.run(job) } catch { outcome = .retry(error: "\(error)") }
+            world.inFlight.disarm()
+            if world.inFlight.landedCount > landedBefore {
+                report.exercised["in-flight operator actions after an answer", default: 0] += 1
+            }
+            report.steps.append("\(action.rawValue) of subscription \(subscriptionID) lands after the \(answer) of its charge")
+        case 3:
+            world.emulator.failCharges(provider, with: .timeout(after: .milliseconds(900)))
+            let executedBefore = world.emulator.executed(provider).count
+            let running = Task { try await handler.run(job) }
+            var landed = false
+            let deadline = ContinuousClock.now + .seconds(3)
+            while ContinuousClock.now < deadline {
+                if world.emulator.executed(provider).count > executedBefore {
+                    try await Self.perform(action, on: subscriptionID, world.operations)
+                    landed = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            do { outcome = try await running.value } catch { outcome = .retry(error: "\(error)") }
+            if landed {
+                report.exercised["in-flight operator actions during a timeout", default: 0] += 1
+            } else {
+                try await Self.perform(action, on: subscriptionID, world.operations)
+            }
+            report.steps.append("\(action.rawValue) of subscription \(subscriptionID) lands while its charge times out")
+        default:
+            try await Self.perform(action, on: subscriptionID, world.operations)
+            do { outcome = try await handler.run(job) } catch { outcome = .retry(error: "\(error)") }
+            report.exercised["in-flight operator actions before the call", default: 0] += 1
+            report.steps.append("\(action.rawValue) of subscription \(subscriptionID) lands as its charge is about to be sent")
+        }
+        try await world.queue.record(outcome, for: job)
+    }
+
+    /// A subscription created, scheduled and charged at once (the jobs due then run too).
+    private func subscribeLate(_ world: World, provider: ProviderID, name: String, amount: Int64) async throws -> Int64 {
+        let tokenID = try #require(try await pool.query("""
+            INSERT INTO vault_tokens (provider, token, shopper_reference, customer_id, brand, last4, status)
+            VALUES ($1, $2, 'shopper-1', 'customer-1', 'visa', '1111', 'active') RETURNING id
+            """, [.text(provider.rawValue), .text("tok-\(seed)-\(name)")]).rows.first?.decode("id", as: Int64.self))
+        let draft = NewSubscription(
+            token: .id(tokenID), amount: try Money(minorUnits: amount, currency: "EUR"),
+            interval: try #require(SubscriptionInterval(every: 1, unit: .day)), startAt: world.clock.now,
+            reference: "sim-\(seed)-\(name)", maxCycles: nil, endAt: nil, actor: nil)
+        let id = try await world.operations.create(draft, by: OperatorAction(actor: "sim")).id
+        try await world.scheduler.tick(now: world.clock.now)
+        try await runJobs(world, limit: 20, crashOne: false)
+        return id
+    }
+
+    /// A provider resource whose webhook never arrives, and what its provider holds.
+    private struct LostWebhook {
+        let provider: ProviderID
+        /// Mercado Pago: the order's payment; PXP: the transaction; Adyen: the authorisation.
+        let paymentID: String
+        /// The merchant order registered for it (Mercado Pago).
+        let orderID: Int64?
+    }
+
+    /// Sets up one lost webhook: a Mercado Pago order registered by the merchant and paid at
+    /// the provider, whose notification never comes; a PXP transaction delivered pending and
+    /// captured since, whose webhook never comes; an Adyen authorisation delivered and its
+    /// capture never (Adyen has no lookup for payments).
+    private func loseWebhook(_ world: World, provider: ProviderID, index: Int) async throws -> LostWebhook {
+        let number = String(format: "%020llu%06ld", seed, index)
+        switch provider {
+        case .mercadopago:
+            let order = "ORD" + number, payment = "PAY" + number, reference = "lost-mp-\(seed)-\(index)"
+            world.emulator.mercadoPago.putOrder(id: order, json: """
+                {"id":"\(order)","type":"online","processing_mode":"automatic","external_reference":"\(reference)",\
+                "total_amount":"25.00","total_paid_amount":"25.00","country_code":"BRA","user_id":"1873904477",\
+                "status":"processed","status_detail":"accredited","capture_mode":"automatic",\
+                "created_date":"2029-12-31T14:05:09.120Z","last_updated_date":"2029-12-31T14:05:11.482Z",\
+                "transactions":{"payments":[{"id":"\(payment)","amount":"25.00","paid_amount":"25.00","status":"processed",\
+                "status_detail":"accredited","payment_method":{"id":"master","type":"credit_card","installments":1}}]}}
+                """)
+            let registered = try await world.orders.register(try OrderRegistration.parse(Array("""
+                {"provider": "mercadopago", "merchant_reference": "\(reference)", "provider_order_id": "\(order)",
+                 "amount": {"value": 2500, "currency": "BRL"}}
+                """.utf8))).order
+            return LostWebhook(provider: .mercadopago, paymentID: payment, orderID: registered.id)
+        case .pxp:
+            let id = String(format: "%08llx-0000-4000-8000-%012llx", seed & 0xFFFF_FFFF, UInt64(index))
+            let configuration = world.emulator.configuration
+            world.emulator.pxp.putTransaction(id: id, json: ProviderSweepTests.pxpTransaction(
+                id, state: "Pending", merchant: configuration.pxpMerchant, site: configuration.pxpSite))
+            try await insertCorpusDelivery(Delivery(provider: .pxp, body: Bodies.pxpTransaction(id, state: "Pending")),
+                                           number: -1 - index, world)
+            while try await world.processor.processBatch().claimed > 0 {}
+            world.emulator.pxp.putTransaction(id: id, json: ProviderSweepTests.pxpTransaction(
+                id, state: "Captured", merchant: configuration.pxpMerchant, site: configuration.pxpSite))
+            return LostWebhook(provider: .pxp, paymentID: id, orderID: nil)
+        case .adyen:
+            let psp = "LOST-\(seed)-\(index)"
+            try await insertCorpusDelivery(Delivery(provider: .adyen, body: Bodies.adyen(Bodies.adyenItem(
+                psp: psp, code: "AUTHORISATION", value: 4_000, reference: "lost-adyen-\(seed)-\(index)"))), number: -1 - index, world)
+            while try await world.processor.processBatch().claimed > 0 {}
+            return LostWebhook(provider: .adyen, paymentID: psp, orderID: nil)
+        }
+    }
+
+    /// 12. What was never delivered is found: a Mercado Pago order and a PXP transaction end as
+    /// their provider holds them (captured; the order fulfilled), and an Adyen authorisation
+    /// that never moved waits on the provider in front of a person.
+    private func check(_ world: World, lost: [LostWebhook], into report: inout Report) async throws {
+        func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
+            report.checks += 1
+            if !condition { report.violations.append(message()) }
+        }
+        let waiting = try await ProviderSweep.waiting(limit: 1_000, on: pool)
+        for item in lost {
+            let status = try await pool.query("SELECT status FROM payments WHERE provider = $1 AND provider_payment_id = $2",
+                                              [.text(item.provider.rawValue), .text(item.paymentID)]).rows.first?.decode("status", as: String.self)
+            switch item.provider {
+            case .mercadopago, .pxp:
+                expect(status == "captured", "lost \(item.provider.rawValue) webhook: payment \(item.paymentID) is \(status ?? "missing"), the provider holds it captured")
+                if let orderID = item.orderID {
+                    let record = try await world.orders.order(id: orderID)
+                    expect(record.callbacks.contains { $0.type == "order.paid" },
+                           "lost \(item.provider.rawValue) webhook: order \(orderID) paid at the provider but order.paid never sent")
+                }
+            case .adyen:
+                expect(status != "authorized" || waiting.contains { $0.provider == "adyen" && $0.providerReference == item.paymentID },
+                       "lost adyen capture: \(item.paymentID) is \(status ?? "missing") and not waiting on the provider")
+            }
+        }
     }
 
     /// Up to two corpus cases: the provider holds each seeded resource in its final state (a
@@ -530,19 +906,27 @@ struct MoneySimulation {
 
     // MARK: Invariants
 
-    private func check(_ world: World, orders: [SimulatedOrder], into report: inout Report) async throws {
+    private func check(_ world: World, orders: [SimulatedOrder], restore: RestoreRecord, into report: inout Report) async throws {
         func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
             report.checks += 1
             if !condition { report.violations.append(message()) }
         }
         // 1. At most one executed, approved charge per subscription cycle (the provider's ledger).
+        //    With a restore, leaving out the charges executed between the backup and the restore
+        //    (lost answers, see `RestoreRecord`); every other run counts every charge.
         var approvedPerCycle: [String: Int] = [:]
+        var forgotten: Set<String> = []
         for provider in ProviderID.allCases {
-            for charge in world.emulator.executed(provider) where charge.result == .approved {
+            for (index, charge) in world.emulator.executed(provider).enumerated() where charge.result == .approved {
                 guard let key = charge.idempotencyKey, let range = key.range(of: "-a", options: .backwards) else { continue }
+                if restore.forgotten(provider, index: index) {
+                    forgotten.insert(key)
+                    continue
+                }
                 approvedPerCycle[String(key[..<range.lowerBound]), default: 0] += 1
             }
         }
+        if restore.restored { report.exercised["restore: charges executed and forgotten", default: 0] += forgotten.count }
         for (cycle, count) in approvedPerCycle.sorted(by: { $0.key < $1.key }) {
             expect(count <= 1, "\(count) approved charges at the provider for \(cycle)")
         }
@@ -550,7 +934,7 @@ struct MoneySimulation {
         //    and in front of an operator (never declined or skipped while the money was taken).
         for provider in ProviderID.allCases {
             for charge in world.emulator.executed(provider) where charge.result == .approved {
-                guard let key = charge.idempotencyKey else { continue }
+                guard let key = charge.idempotencyKey, !forgotten.contains(key) else { continue }
                 let status = try await pool.query("SELECT status FROM charges WHERE idempotency_key = $1", [.text(key)])
                     .rows.first?.decode("status", as: String.self)
                 expect(status == "succeeded" || status == "unknown" || status == "pending",
@@ -658,6 +1042,55 @@ struct MoneySimulation {
             """).rows {
             report.exercised[try row.decode("k"), default: 0] += Int(try row.decode("n", as: Int64.self))
         }
+        // 10. No idempotency key names two charges, across the whole run and any restore: every
+        //     key a database state held names one subscription, cycle and attempt, and every
+        //     charge a provider executed was sent under a key payhook holds, for that charge's
+        //     amount and merchant reference (the ledger records them as the request sent them).
+        var keys = restore
+        try await keys.recordCharges(pool)
+        for (key, charges) in keys.chargesOfKey.sorted(by: { $0.key < $1.key }) {
+            expect(charges.count == 1, "idempotency key \(key) named \(charges.count) charges: \(charges.sorted())")
+        }
+        for provider in ProviderID.allCases {
+            for charge in world.emulator.executed(provider) {
+                guard let key = charge.idempotencyKey else { continue }
+                guard let amounts = keys.amountOfKey[key] else {
+                    expect(false, "\(provider.rawValue) executed key \(key), which no database state of the run held")
+                    continue
+                }
+                let sent = Self.minorUnits(charge.amount, provider)
+                expect(sent.map { amounts == [$0] } ?? false,
+                       "\(provider.rawValue) executed key \(key) for \(charge.amount), payhook's charge is \(amounts.sorted())")
+                if let reference = charge.reference, let references = keys.referencesOfKey[key] {
+                    expect(references == [reference],
+                           "\(provider.rawValue) executed key \(key) for reference \(reference), payhook's charge has \(references.sorted())")
+                }
+            }
+        }
+        // 11. No callback webhook-id names two messages: what the merchant received under one
+        //     id (retries, and resends after a restore, included) is one body.
+        var bodiesOfWebhookID: [String: Set<[UInt8]>] = [:]
+        for received in world.endpoint.received {
+            guard let id = received.header("webhook-id") else {
+                expect(false, "a callback without a webhook-id")
+                continue
+            }
+            bodiesOfWebhookID[id, default: []].insert(received.body)
+        }
+        for (id, bodies) in bodiesOfWebhookID.sorted(by: { $0.key < $1.key }) {
+            expect(bodies.count == 1, "webhook-id \(id) named \(bodies.count) different messages")
+        }
+        // Several Mercado Pago orders per reference: a cycle's declined attempts and its paid
+        // one each create an order under the cycle's reference.
+        let ordersPerReference = Dictionary(grouping: world.emulator.executed(.mercadopago).compactMap(\.reference), by: { $0 })
+        report.exercised["Mercado Pago references with several orders", default: 0] += ordersPerReference.values.filter { $0.count > 1 }.count
+        // And a merchant order registered by reference that several Mercado Pago orders link to
+        // (the corpus case of a failed attempt, then a paid one, on one reference).
+        report.exercised["Mercado Pago merchant orders with several provider orders", default: 0] += Int(try await pool.query("""
+            SELECT count(*) AS n FROM (SELECT merchant_order_id FROM orders
+                                       WHERE provider = 'mercadopago' AND merchant_order_id IS NOT NULL
+                                       GROUP BY merchant_order_id HAVING count(*) > 1) AS shared
+            """).rows.first?.decode("n", as: Int64.self) ?? 0)
         // 7. No job left running.
         let running = try await pool.query("SELECT count(*) AS n FROM jobs WHERE state = 'running'").rows.first?.decode("n", as: Int64.self) ?? 0
         expect(running == 0, "\(running) jobs left running")

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
@@ -38,7 +39,7 @@ struct MoneySimulationTests {
         "seed \(report.seed): \(report.violations.joined(separator: "; "))\n  replay: PAYHOOK_SIMULATE_SEED=\(report.seed) bench/simulate\n  steps: \(report.steps.joined(separator: ", "))"
     }
 
-    @Test("every fixed seed keeps the money invariants: one approved charge per cycle, nothing approved lost, no silent skip, exact fulfillment, every reversal reported, nothing stuck",
+    @Test("every fixed seed keeps the money invariants: one approved charge per cycle, nothing approved lost, no silent skip, exact fulfillment, every reversal reported, nothing stuck, no key or webhook-id reused, nothing lost unfound",
           .timeLimit(.minutes(10)))
     func fixedSeeds() async throws {
         let result = try await run(Self.fixedSeeds, label: "sim_fixed")
@@ -49,6 +50,23 @@ struct MoneySimulationTests {
         #expect(result.exercised["partial captures", default: 0] > 0)
         #expect(result.exercised["second payments", default: 0] > 0)
         #expect(result.exercised["order.overpaid sent", default: 0] > 0)
+        // Operators paused, resumed or canceled inside charges' in-flight windows: after an
+        // answer, while a charge timed out, and just before the call.
+        #expect(result.exercised["in-flight operator actions after an answer", default: 0] > 0)
+        #expect(result.exercised["in-flight operator actions during a timeout", default: 0] > 0)
+        #expect(result.exercised["in-flight operator actions before the call", default: 0] > 0)
+        // Mercado Pago references carried several orders (a cycle's declined attempts and its paid one).
+        #expect(result.exercised["Mercado Pago references with several orders", default: 0] > 0)
+        // And a registered merchant order that a failed and a paid Mercado Pago order link to.
+        #expect(result.exercised["Mercado Pago merchant orders with several provider orders", default: 0] > 0)
+        // A database was restored mid-run (seeds 11 and 1043 draw one).
+        #expect(result.exercised["database restores", default: 0] > 0)
+        // Webhooks were lost on every provider, and the sweep looked up or raised them.
+        for provider in ProviderID.allCases {
+            #expect(result.exercised["lost webhooks (\(provider.rawValue))", default: 0] > 0)
+        }
+        #expect(result.exercised["sweep lookups", default: 0] > 0)
+        #expect(result.exercised["sweep raised", default: 0] > 0)
         for report in result.failed { Issue.record(Comment(rawValue: Self.describe(report))) }
     }
 
