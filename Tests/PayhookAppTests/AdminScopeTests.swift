@@ -66,6 +66,38 @@ struct AdminScopeTests {
         #expect(!problems.map(\.description).joined().contains("abab"), "a problem never quotes a hash")
     }
 
+    @Test("configuration: a bad credentials file, a clashing name and a half-set proxy identity are reported together with the rest")
+    func configurationProblems() throws {
+        var environment = TestSecrets.environment
+        environment["PAYHOOK_ADMIN_CREDENTIALS_FILE"] = ScopedCredentials.path
+        environment["PAYHOOK_ADMIN_ACTOR"] = "shop-backend"
+        environment["PAYHOOK_ADMIN_IDENTITY_HEADER"] = "X-Forwarded-User"
+        environment["PAYHOOK_MAX_ATTEMPTS"] = "0"
+        do {
+            _ = try Configuration.parse(environment: environment, readFile: ScopedCredentials.readFile)
+            Issue.record("parsed")
+        } catch {
+            let variables = error.problems.map(\.variable)
+            #expect(variables.contains("PAYHOOK_ADMIN_CREDENTIALS_FILE"), "shop-backend is also PAYHOOK_ADMIN_TOKEN's name: \(error)")
+            #expect(variables.contains("PAYHOOK_ADMIN_IDENTITY_HEADER"), "a header without trusted proxies: \(error)")
+            #expect(variables.contains("PAYHOOK_MAX_ATTEMPTS"), "every problem at once")
+        }
+        environment["PAYHOOK_ADMIN_ACTOR"] = nil
+        environment["PAYHOOK_ADMIN_IDENTITY_HEADER"] = nil
+        environment["PAYHOOK_MAX_ATTEMPTS"] = nil
+        do {
+            _ = try Configuration.parse(environment: environment) { _ in "alice operator sha256:abcd\n" }
+            Issue.record("parsed a file with a short hash")
+        } catch {
+            #expect(error.problems.map(\.description) == [
+                "PAYHOOK_ADMIN_CREDENTIALS_FILE: \(ScopedCredentials.path): line 1: the hash must be sha256: and 64 hex digits (payhook admin-credentials new prints one)",
+            ])
+        }
+        let parsed = try Configuration.parse(environment: environment, readFile: ScopedCredentials.readFile)
+        #expect(parsed.adminFileCredentials.map(\.name) == ["shop-backend", "oncall-ops", "prometheus"])
+        #expect(parsed.adminActor == "admin-token", "PAYHOOK_ADMIN_TOKEN's credential is named admin-token by default")
+    }
+
     @Test("a route no operation lists needs operator; HEAD needs what GET needs")
     func unlistedRoutesNeedOperator() {
         let operations = [AdminOperation("GET", "/v1/orders/{id}", .merchant)]
@@ -129,6 +161,7 @@ struct AdminScopeTests {
                         #expect(responses[String(response.status)] != nil, "\(key) answered \(scope) with undocumented \(response.status)")
                     } else {
                         #expect(response.status == 403, "\(key) let \(scope) through: \(response)")
+                        guard response.status == 403 else { continue }
                         let error = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
                         #expect(error["code"] as? String == "forbidden")
                         let needed = allowed.subtracting(["operator"]).first ?? "operator"
@@ -193,6 +226,33 @@ struct AdminScopeTests {
                 #expect((answer.headers["set-cookie"] ?? "").contains("payhook_console=") == (expected == 303))
             }
             #expect(try await ConsoleSignIn.post(port: ingress.adminPort, token: "phk_unknown", name: "").status == 401)
+        }
+    }
+
+    @Test("a console session ends at its next request once its credential is removed and the file reloaded")
+    func consoleSessionFollowsItsCredential() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("payhook-console-credentials-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try ScopedCredentials.fileText.write(toFile: file, atomically: true, encoding: .utf8)
+        try await IngressHarness.with("admin_scope_session", overrides: ["PAYHOOK_ADMIN_CREDENTIALS_FILE": file],
+                                      readFile: { try String(contentsOfFile: $0, encoding: .utf8) }) { (ingress) async throws in
+            let operatorToken = ScopedCredentials.tokens[.operator]!
+            let session = try await ConsoleSignIn.session(port: ingress.adminPort, token: operatorToken, name: "")
+            func deadLettersPage() async throws -> Int {
+                try #require(await HTTPTestClient.send(port: ingress.adminPort, method: "GET", path: "/console/dead-letters",
+                                                       headers: [("Cookie", session.cookie)])).status
+            }
+            #expect(try await deadLettersPage() == 200)
+            // Another credential goes: this session stays.
+            try ScopedCredentials.fileText.split(separator: "\n").filter { !$0.hasPrefix("prometheus") }.joined(separator: "\n")
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(ingress.server.reloadAdminCredentials())
+            #expect(try await deadLettersPage() == 200)
+            // Its own credential goes: the next request finds no session.
+            try "# nobody\n".write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(ingress.server.reloadAdminCredentials())
+            #expect(try await deadLettersPage() == 303, "a removed credential's session must end")
+            #expect(ingress.server.adminCredentials.credentials.all.map(\.name) == ["admin-token"])
         }
     }
 
