@@ -78,6 +78,7 @@ struct AdminScopeRotationTests {
         let scrape = await HTTPTestClient.send(port: port, method: "GET", path: "/metrics", headers: [("Authorization", "Bearer \(Self.newToken)")])
         #expect(scrape?.text.contains(#"payhook_admin_credentials_reloads_total{outcome="failed"} 1"#) == true)
         #expect(scrape?.text.contains(#"payhook_admin_credentials_reloads_total{outcome="reloaded"} 1"#) == true)
+        #expect(scrape?.text.contains("payhook_admin_credentials_stale 1") == true, "the alert's gauge says the file is not in force")
         #expect(!child.standardOutput.contains("nothex"), "the log names the line, never its contents")
 
         child.send(signal: SIGTERM)

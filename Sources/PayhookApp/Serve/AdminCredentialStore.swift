@@ -16,6 +16,8 @@ final class AdminCredentialStore: Sendable {
     let path: String?
     private let readFile: @Sendable (String) throws -> String
     private let current: Mutex<AdminCredentials>
+    /// Whether the last reload was refused: the file on disk is not what is in force.
+    private let lastReloadFailed = Atomic<Bool>(false)
     private let logger: Logger
     private let metrics: MetricsRegistry
 
@@ -32,11 +34,13 @@ final class AdminCredentialStore: Sendable {
         metrics.describe("payhook_admin_credentials", type: "gauge", help: "Admin credentials accepted now, by scope.")
         metrics.describe("payhook_admin_credentials_reloads_total", type: "counter",
                          help: "Re-reads of PAYHOOK_ADMIN_CREDENTIALS_FILE (SIGHUP) by outcome; on failure the old credentials stay.")
+        metrics.describe("payhook_admin_credentials_stale", type: "gauge",
+                         help: "1 while the last re-read of PAYHOOK_ADMIN_CREDENTIALS_FILE failed and older credentials stay in force.")
         metrics.addCollector { [weak self] in
             let all = self?.credentials.all ?? []
             return AdminScope.allCases.map { scope in
                 ("payhook_admin_credentials", [("scope", scope.rawValue)], Double(all.filter { $0.scope == scope }.count))
-            }
+            } + [("payhook_admin_credentials_stale", [], self?.lastReloadFailed.load(ordering: .relaxed) == true ? 1 : 0)]
         }
     }
 
@@ -78,6 +82,7 @@ final class AdminCredentialStore: Sendable {
             }
             let credentials = AdminCredentials((environmentCredential.map { [$0] } ?? []) + fromFile)
             current.withLock { $0 = credentials }
+            lastReloadFailed.store(false, ordering: .relaxed)
             metrics.increment("payhook_admin_credentials_reloads_total", [("outcome", "reloaded")])
             var byScope: [String: LogValue] = [:]
             for scope in AdminScope.allCases {
@@ -92,6 +97,7 @@ final class AdminCredentialStore: Sendable {
 
     private func refuse(_ reason: String) -> Bool {
         metrics.increment("payhook_admin_credentials_reloads_total", [("outcome", "failed")])
+        lastReloadFailed.store(true, ordering: .relaxed)
         logger.error("admin credentials NOT reloaded; the previous credentials stay in force until the file is fixed and SIGHUP is sent again",
                      ["problem": .string(reason)])
         return false
