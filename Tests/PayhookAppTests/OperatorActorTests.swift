@@ -81,6 +81,9 @@ struct OperatorActorTests {
                 [.text("dead_letter:\(seeded.letter)")]) == "oncall-ops/Dana")
             #expect(try await ingress.database.string("SELECT actor || '/' || coalesce(actor_note, '-') AS v FROM audit_log WHERE action = 'console.sign_in'")
                     == "oncall-ops/Dana")
+            let page = try #require(await HTTPTestClient.send(port: ingress.adminPort, method: "GET", path: "/console/dead-letters/\(seeded.letter)",
+                                                              headers: [("Cookie", session.cookie)]))
+            #expect(page.text.contains("oncall-ops (Dana)"), "the letter's audit trail shows the note beside the actor")
         }
     }
 
