@@ -8,10 +8,14 @@ package import PayhookCore
 package protocol AdminRoutes: Sendable {
     /// The path this API owns, without a trailing slash: it answers the prefix and everything below it.
     var prefix: String { get }
+    /// Every operation this API answers and the scope each needs; the listener refuses a call
+    /// outside its credential's scope before `respond` runs.
+    var operations: [AdminOperation] { get }
     /// The answer to `request`.
     /// - Parameter route: the path segments after the prefix (`[]` for the prefix itself;
     ///   `/v1/dead-letters/7/replay` gives `["7", "replay"]`).
-    func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse
+    /// - Parameter caller: the credential that was checked; audited actions name it.
+    func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse
 }
 
 extension AdminRoutes {
@@ -23,9 +27,10 @@ extension AdminRoutes {
     }
 
     /// Answers `request` when its path is under this API's prefix; returns false otherwise.
-    /// (A router of one, for tests that drive one API.)
-    package func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        AdminRouter([self]).dispatch(request, respond: respond)
+    /// (A router of one, for tests that drive one API; no scope check.)
+    package func handle(_ request: HTTPRequest, caller: AdminCaller = AdminCaller(name: "admin-api", scope: .operator),
+                        respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+        AdminRouter([self]).dispatch(request, caller: caller, respond: respond)
     }
 }
 
@@ -37,15 +42,18 @@ package struct AdminRouter: Sendable {
         self.apis = apis
     }
 
+    /// Every operation of every API, for the listener's scope check.
+    package var operations: [AdminOperation] { apis.flatMap(\.operations) }
+
     /// Answers `request` asynchronously when an API owns its path; returns false otherwise, so
     /// the listener can answer what is not an API (metrics, 404).
-    package func dispatch(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+    package func dispatch(_ request: HTTPRequest, caller: AdminCaller, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
         for api in apis {
             guard let route = api.route(of: request.path) else { continue }
             Task {
                 let response: HTTPResponse
                 do {
-                    response = try await api.respond(to: request, route: route)
+                    response = try await api.respond(to: request, route: route, caller: caller)
                 } catch {
                     response = OperationsError.wrapping(error).httpResponse
                 }

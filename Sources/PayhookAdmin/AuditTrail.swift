@@ -5,11 +5,13 @@ package import PayhookCore
 /// Appends operator actions to `audit_log`.
 package enum AuditTrail {
     /// Writes one audit row on `connection`, inside the caller's transaction when there is one.
+    /// `actor` is who was authenticated; `actorNote` a name the caller gave, unchecked.
     package static func record(
-        on connection: PostgresConnection, actor: String, action: String, target: String, details: [JSONOutput.Member]
+        on connection: PostgresConnection, actor: String, actorNote: String? = nil, action: String, target: String,
+        details: [JSONOutput.Member]
     ) async throws {
         try await connection.query(AuditSQL.shared.insert, [
-            .text(actor), .text(action), .text(target), .jsonb(JSONOutput.object(details).rendered),
+            .text(actor), actorNote.map { PostgresValue.text($0) } ?? .null, .text(action), .text(target), .jsonb(JSONOutput.object(details).rendered),
         ])
     }
 }
@@ -19,5 +21,5 @@ package struct AuditSQL: SQLStatementSet {
     /// The instance callers read statements from; `SQLStatementSet` lists its properties.
     package static let shared = AuditSQL()
 
-    let insert = "INSERT INTO audit_log (actor, action, target, details) VALUES ($1, $2, $3, $4)"
+    let insert = "INSERT INTO audit_log (actor, actor_note, action, target, details) VALUES ($1, $2, $3, $4, $5)"
 }

@@ -2,15 +2,20 @@ package import PayhookCore
 
 /// Who acts on what, and why: the part of every audited action that the caller supplies.
 package struct OperatorAction: Sendable {
-    /// `--actor`, the admin API body's `actor`, or `$USER`.
+    /// Who is authenticated: the admin credential's name, or the operating-system account of
+    /// the CLI. `audit_log.actor`.
     package let actor: String
+    /// A name the caller gave, not checked (`--actor`, the name typed at console sign-in, the
+    /// admin API body's `actor`): shown beside the actor, never instead of it. `audit_log.actor_note`.
+    package let actorNote: String?
     /// The operator's reason; required to discard, optional to replay.
     package let note: String?
     /// How the action was asked for (CLI arguments, admin API route), stored in `audit_log.details`.
     package let context: [JSONOutput.Member]
 
-    package init(actor: String, note: String? = nil, context: [JSONOutput.Member] = []) {
+    package init(actor: String, actorNote: String? = nil, note: String? = nil, context: [JSONOutput.Member] = []) {
         self.actor = actor
+        self.actorNote = actorNote
         self.note = note
         self.context = context
     }

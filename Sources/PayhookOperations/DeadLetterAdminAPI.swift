@@ -1,6 +1,6 @@
 import Foundation
 package import PayhookHTTP
-import PayhookAdmin
+package import PayhookAdmin
 
 /// The admin listener's `/v1/dead-letters` routes: JSON over the same `DeadLetterOperations`
 /// the CLI uses. Authorization happens before this is called (`AdminAuthorization`).
@@ -9,30 +9,34 @@ import PayhookAdmin
 /// names the query parameter or body field at fault. Replay here executes (an HTTP client asks
 /// explicitly); use `GET /v1/dead-letters/{id}` for what it would do.
 package struct DeadLetterAdminAPI: AdminRoutes {
-    let operations: DeadLetterOperations
+    let letters: DeadLetterOperations
 
     package let prefix = "/v1/dead-letters"
+    package let operations: [AdminOperation] = [
+        AdminOperation("GET", "/v1/dead-letters", .operator),
+        AdminOperation("GET", "/v1/dead-letters/{id}", .operator),
+        AdminOperation("POST", "/v1/dead-letters/{id}/replay", .operator),
+        AdminOperation("POST", "/v1/dead-letters/{id}/discard", .operator),
+    ]
 
     package init(operations: DeadLetterOperations) {
-        self.operations = operations
+        self.letters = operations
     }
 
-    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("GET", 0):
-            let letters = try await operations.list(try Self.filter(query: request.rawQuery))
+            let letters = try await letters.list(try Self.filter(query: request.rawQuery))
             return .admin(200, .object([.init("dead_letters", .array(letters.map(\.json)))]))
         case ("GET", 1):
-            return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)
+            return .admin(200, try await letters.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)
         case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
             let id = try AdminRequest.pathID(route[0], of: "dead letter")
             let body = try OperatorAction.parseBody(request.body)
-            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: [
-                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
-            ])
+            let action = caller.action(request, note: body.note, actorNote: body.actor)
             let outcome = route[1] == "replay"
-                ? try await operations.replay(id: id, by: action)
-                : try await operations.discard(id: id, by: action)
+                ? try await letters.replay(id: id, by: action)
+                : try await letters.discard(id: id, by: action)
             return .admin(200, outcome.json)
         case (_, 0), (_, 1):
             return .adminMethodNotAllowed(request.method)

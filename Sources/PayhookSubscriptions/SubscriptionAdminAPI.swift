@@ -1,6 +1,6 @@
 import Foundation
 package import PayhookHTTP
-import PayhookAdmin
+package import PayhookAdmin
 package import PayhookPostgres
 import PayhookCore
 
@@ -19,10 +19,10 @@ import PayhookCore
 /// reference already used or an action the status forbids. Action bodies are optional:
 /// `{"note": "…", "actor": "…"}`.
 package struct SubscriptionAdminAPI: AdminRoutes {
-    let operations: SubscriptionOperations
+    let subscriptions: SubscriptionOperations
 
     init(operations: SubscriptionOperations) {
-        self.operations = operations
+        self.subscriptions = operations
     }
 
     /// The routes over `pool`, as `PayhookServer` wires them.
@@ -32,31 +32,35 @@ package struct SubscriptionAdminAPI: AdminRoutes {
 
     package let prefix = "/v1/subscriptions"
     package static let actions: Set<String> = ["cancel", "pause", "resume"]
+    package let operations: [AdminOperation] = [
+        AdminOperation("POST", "/v1/subscriptions", .merchant),
+        AdminOperation("GET", "/v1/subscriptions", .merchant),
+        AdminOperation("GET", "/v1/subscriptions/{id}", .merchant),
+        AdminOperation("POST", "/v1/subscriptions/{id}/pause", .merchant),
+        AdminOperation("POST", "/v1/subscriptions/{id}/resume", .merchant),
+        AdminOperation("POST", "/v1/subscriptions/{id}/cancel", .merchant),
+    ]
 
-    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
-        let context: [JSONOutput.Member] = [
-            .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
-        ]
+    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("POST", 0):
-            let draft = try NewSubscription.parse(request.body, now: operations.now())
-            let action = OperatorAction(actor: draft.actor ?? "admin-api", context: context)
-            let created = try await operations.create(draft, by: action)
+            let draft = try NewSubscription.parse(request.body, now: subscriptions.now())
+            let created = try await subscriptions.create(draft, by: caller.action(request, actorNote: draft.actor))
             return .admin(201, created.json)
         case ("GET", 0):
             let query = try Self.listQuery(request.rawQuery)
-            let subscriptions = try await operations.list(status: query.status, provider: query.provider, limit: query.limit)
+            let subscriptions = try await subscriptions.list(status: query.status, provider: query.provider, limit: query.limit)
             return .admin(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
         case ("GET", 1):
-            return .admin(200, try await operations.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
+            return .admin(200, try await subscriptions.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
         case ("POST", 2) where Self.actions.contains(route[1]):
             let id = try AdminRequest.pathID(route[0], of: "subscription")
             let body = try OperatorAction.parseBody(request.body)
-            let action = OperatorAction(actor: body.actor ?? "admin-api", note: body.note, context: context)
+            let action = caller.action(request, note: body.note, actorNote: body.actor)
             let outcome = switch route[1] {
-            case "cancel": try await operations.cancel(id: id, by: action)
-            case "pause": try await operations.pause(id: id, by: action)
-            default: try await operations.resume(id: id, by: action)
+            case "cancel": try await subscriptions.cancel(id: id, by: action)
+            case "pause": try await subscriptions.pause(id: id, by: action)
+            default: try await subscriptions.resume(id: id, by: action)
             }
             return .admin(200, outcome.json)
         case (_, 0), (_, 1):

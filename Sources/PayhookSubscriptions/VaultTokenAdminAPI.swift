@@ -1,5 +1,5 @@
 package import PayhookHTTP
-import PayhookAdmin
+package import PayhookAdmin
 package import PayhookPostgres
 package import PayhookProviders
 import PayhookCore
@@ -23,14 +23,13 @@ package struct VaultTokenAdminAPI: AdminRoutes {
     }
 
     package let prefix = "/v1/vault-tokens"
+    package let operations: [AdminOperation] = [AdminOperation("POST", "/v1/vault-tokens", .operator)]
 
-    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("POST", 0):
             let registration = try VaultTokenRegistration.parse(request.body)
-            let action = OperatorAction(actor: registration.actor ?? "admin-api", context: [
-                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
-            ])
+            let action = caller.action(request, actorNote: registration.actor)
             let outcome = try await registrar.register(registration, by: action)
             return .admin(outcome.created ? 201 : 200, outcome.json)
         case (_, 0):

@@ -54,10 +54,10 @@ struct ConsoleBrowserTests {
                 SELECT count(*) AS n FROM payment_events e JOIN payments p ON p.id = e.payment_id WHERE p.provider_payment_id = $1
                 """, [.text(psp)]) == 1)
             #expect(try await database.string("SELECT status || '/' || resolved_by AS v FROM dead_letters WHERE id = $1", [.int(xss.letter)])
-                    == "replayed/browser-test")
+                    == "replayed/night-shift", "the credential signed in with resolves it; the typed name is a note")
             #expect(try await database.string("SELECT status AS v FROM dead_letters WHERE id = $1", [.int(job.letter)]) == "open")
-            #expect(try await database.string("SELECT string_agg(actor || ':' || action, ',') AS v FROM audit_log WHERE action LIKE 'dead_letter.%'")
-                    == "browser-test:dead_letter.replay")
+            #expect(try await database.string("SELECT string_agg(actor || '(' || actor_note || '):' || action, ',') AS v FROM audit_log WHERE action LIKE 'dead_letter.%'")
+                    == "night-shift(browser-test):dead_letter.replay")
         }
     }
 

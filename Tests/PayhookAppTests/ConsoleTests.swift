@@ -178,8 +178,9 @@ struct ConsoleTests {
             #expect(discard.status == 303)
             #expect(try await database.string("SELECT status || '/' || attempts AS v FROM inbound_events WHERE id = $1", [.int(inbound.event)])
                     == "pending/0")
-            #expect(try await database.string("SELECT string_agg(actor || ':' || action || ':' || (details->>'via'), ',' ORDER BY id) AS v FROM audit_log WHERE target <> 'console'")
-                    == "alice:dead_letter.replay:console,alice:dead_letter.discard:console")
+            #expect(try await database.string("SELECT string_agg(actor || '(' || actor_note || '):' || action || ':' || (details->>'via'), ',' ORDER BY id) AS v FROM audit_log WHERE target <> 'console'")
+                    == "night-shift(alice):dead_letter.replay:console,night-shift(alice):dead_letter.discard:console",
+                    "the credential is the actor, the typed name a note")
             let shown = try await console.send("GET", "/console/dead-letters/\(inbound.letter)", cookie: cookie)
             #expect(shown.text.contains("provider back"), "the audit trail is on the letter's page")
         }
@@ -253,9 +254,9 @@ struct ConsoleTests {
             #expect(try await act("resume").contains("Resume refused: subscription \(id) is canceled and cannot be resumed"))
             #expect(try await database.string("SELECT status AS v FROM subscriptions WHERE id = $1", [.int(id)]) == "canceled")
             #expect(try await database.string("""
-                SELECT string_agg(actor || ':' || action || ':' || (details->>'via'), ',' ORDER BY id) AS v FROM audit_log
-                WHERE actor = 'carol' AND target <> 'console'
-                """) == "carol:subscription.pause:console,carol:subscription.cancel:console")
+                SELECT string_agg(actor || '(' || actor_note || '):' || action || ':' || (details->>'via'), ',' ORDER BY id) AS v FROM audit_log
+                WHERE actor_note = 'carol' AND target <> 'console'
+                """) == "night-shift(carol):subscription.pause:console,night-shift(carol):subscription.cancel:console")
             #expect(try await console.send("POST", "/console/subscriptions/\(id)/resume", cookie: cookie, form: []).status == 403)
         }
     }
@@ -307,7 +308,8 @@ struct ConsoleTests {
             _ = try await console.send("POST", "/console/dead-letters/\(inbound.letter)/replay", cookie: cookie,
                                        form: [("csrf", csrf), ("note", "provider back")])
             let replayed = try await console.send("GET", "/console/search?q=\(ConsolePages.urlEncode(key))", cookie: cookie)
-            #expect(replayed.text.contains("dead letter \(inbound.letter) replayed by alice: provider back"))
+            #expect(replayed.text.contains("dead letter \(inbound.letter) replayed by night-shift: provider back"),
+                    "the credential signed in with resolved it (the typed name is in the audit log's note)")
 
             // A charge's job that dead-lettered and was discarded shows on the charge's journey.
             let job: Int64 = try await database.int("""
@@ -342,8 +344,8 @@ struct ConsoleSessionTests {
     func lifetime() {
         let clock = Clock()
         let sessions = ConsoleSessions(now: { clock.now.withLock { $0 } })
-        let first = sessions.start(actor: "alice")
-        let second = sessions.start(actor: "bob")
+        let first = sessions.start(actor: "alice", credential: AdminCredential(name: "alice", scope: .operator, token: "t1"))
+        let second = sessions.start(actor: "bob", credential: AdminCredential(name: "bob", scope: .operator, token: "t2"))
         #expect(first.id.count == 64 && first.csrfToken.count == 64)
         #expect(Set([first.id, first.csrfToken, second.id, second.csrfToken]).count == 4)
         #expect(ConsoleSessions.csrfMatches(first, first.csrfToken))

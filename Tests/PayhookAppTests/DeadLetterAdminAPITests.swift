@@ -65,9 +65,12 @@ struct DeadLetterAdminAPITests {
             let discarded = try await Self.call(ingress, "POST", "/v1/dead-letters/\(job.letter)/discard", body: #"{"note":"order refunded by hand"}"#)
             #expect(discarded.status == 200, "\(discarded.json)")
             #expect(try await database.string("SELECT status || '/' || resolved_by AS v FROM dead_letters WHERE id = $1", [.int(job.letter)])
-                    == "discarded/admin-api")
-            let audit = try await database.string("SELECT string_agg(actor || ':' || action, ',' ORDER BY id) AS v FROM audit_log")
-            #expect(audit == "bob:dead_letter.replay,admin-api:dead_letter.discard")
+                    == "discarded/admin-token")
+            // The actor is the credential (PAYHOOK_ADMIN_TOKEN's, named by PAYHOOK_ADMIN_ACTOR's
+            // default); the body's actor is only a note.
+            let audit = try await database.string(
+                "SELECT string_agg(actor || '(' || coalesce(actor_note, '') || '):' || action, ',' ORDER BY id) AS v FROM audit_log")
+            #expect(audit == "admin-token(bob):dead_letter.replay,admin-token():dead_letter.discard")
         }
     }
 

@@ -98,11 +98,12 @@ struct IngressHarness: Sendable {
     static func with(
         _ label: String, overrides: [String: String?] = [:], database given: TestDatabase? = nil,
         databaseURL: String? = nil, logger: Logger = .silent,
+        readFile: @escaping (String) throws -> String = { _ in throw CocoaError(.fileNoSuchFile) },
         _ body: (IngressHarness) async throws -> Void
     ) async throws {
         var environment = TestSecrets.environment
         for (name, value) in overrides { environment[name] = value }
-        let configuration = try Configuration.parse(environment: environment) { _ in throw CocoaError(.fileNoSuchFile) }
+        let configuration = try Configuration.parse(environment: environment, readFile: readFile)
         let database: TestDatabase
         if let given {
             database = given

@@ -4,11 +4,16 @@ import PayhookTestSupport
 import Testing
 @testable import PayhookApp
 
-/// Who an audited CLI command names as its actor: `--actor`, else `$USER`, else the operating
-/// system's account. Containers and cron jobs often run without `$USER`; refusing there made
-/// `dead-letters replay --execute` fail for the on-call engineer.
+/// Who an audited action names as its actor: an authenticated identity, never a name the caller
+/// typed. The CLI records the operating-system account (it reaches the database directly, so it
+/// already holds more than any admin token); the admin listener and the console record the
+/// credential's name. `--actor`, the console's name field and a body's `actor` are notes beside it.
 @Suite("The actor of audited CLI commands", .timeLimit(.minutes(2)))
 struct OperatorActorTests {
+    /// `accountName()`, or a placeholder no test expects when the user has no passwd entry
+    /// (the tests that compare with it then fail, naming it).
+    static var account: String { (try? accountName()) ?? "<no passwd entry>" }
+
     /// The login name of this test process's user, looked up here independently of payhook.
     static func accountName() throws -> String {
         let name = try #require(getpwuid(getuid())?.pointee.pw_name, "this test needs a user with a passwd entry")
@@ -29,21 +34,77 @@ struct OperatorActorTests {
         #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
     }
 
-    @Test("--actor wins over $USER, and $USER over the operating-system account")
-    func precedence() {
-        let withFlag = CommandArguments(values: ["--actor": "alice"])
-        #expect(withFlag.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == "alice")
-        let plain = CommandArguments()
-        #expect(plain.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == "bob")
-        #expect(plain.actor(["USER": ""], operatingSystemAccount: { "root" }) == "root", "an empty $USER counts as unset")
-        #expect(plain.actor([:], operatingSystemAccount: { "root" }) == "root")
+    @Test("a CLI replay with --actor and another $USER names the operating-system account; --actor is only the note")
+    func cliActorIsTheAccount() async throws {
+        let database = try await TestDatabase.migrated("actor_cli_note")
+        let seeded = try await database.seedDeadJob()
+        let result = await PayhookCLI.capture(
+            ["dead-letters", "replay", String(seeded.letter), "--execute", "--note", "job fixed", "--actor", "mallory"],
+            environment: ["DATABASE_URL": database.url, "USER": "someone-else"])
+        #expect(result.termination == .exited(0), "\(result.standardError)")
+        let account = try Self.accountName()
+        #expect(try await database.string("SELECT actor || '/' || coalesce(actor_note, '-') AS v FROM audit_log WHERE target = $1",
+                                          [.text("dead_letter:\(seeded.letter)")]) == "\(account)/mallory")
+        #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
     }
 
-    @Test("with no --actor, no $USER and no account name, or an empty --actor, the command is refused")
-    func refusedWhenNoNameExists() {
-        #expect(CommandArguments().actor([:], operatingSystemAccount: { nil }) == nil)
-        #expect(CommandArguments().actor(["USER": ""], operatingSystemAccount: { "" }) == nil)
-        #expect(CommandArguments(values: ["--actor": ""]).actor(["USER": "bob"], operatingSystemAccount: { "root" }) == nil,
-                "an empty --actor is refused, not replaced by a guess")
+    @Test("the account is the actor whatever --actor or $USER say; they become the note")
+    func precedence() {
+        let withFlag = CommandArguments(values: ["--actor": "alice"])
+        #expect(withFlag.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: "alice"))
+        let plain = CommandArguments()
+        #expect(plain.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: "bob"))
+        #expect(plain.actor(["USER": "root"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
+        #expect(plain.actor(["USER": ""], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
+        #expect(CommandArguments(values: ["--actor": ""]).actor([:], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
+    }
+
+    @Test("an account without a passwd entry is named by its number, never refused or guessed from --actor")
+    func numericAccount() {
+        let actor = CommandArguments(values: ["--actor": "alice"]).actor(["USER": "bob"], operatingSystemAccount: { nil })
+        #expect(actor == CommandActor(name: "uid:\(getuid())", note: "alice"))
+    }
+
+    @Test("a replay from the console is audited with the credential signed in with; the typed name is the note")
+    func consoleReplayNamesTheCredential() async throws {
+        try await IngressHarness.with("actor_console", overrides: ScopedCredentials.overrides,
+                                      readFile: ScopedCredentials.readFile) { (ingress) async throws in
+            let seeded = try await ingress.database.seedDeadJob()
+            let session = try await ConsoleSignIn.session(port: ingress.adminPort, token: ScopedCredentials.tokens[.operator]!, name: "Dana")
+            let replay = try #require(await HTTPTestClient.send(
+                port: ingress.adminPort, path: "/console/dead-letters/\(seeded.letter)/replay",
+                headers: [("Cookie", session.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
+                body: Array("csrf=\(session.csrf)&note=job+fixed".utf8)))
+            #expect(replay.status == 303, "\(replay)")
+            #expect(try await ingress.database.string(
+                "SELECT actor || '/' || coalesce(actor_note, '-') AS v FROM audit_log WHERE target = $1",
+                [.text("dead_letter:\(seeded.letter)")]) == "oncall-ops/Dana")
+            #expect(try await ingress.database.string("SELECT actor || '/' || coalesce(actor_note, '-') AS v FROM audit_log WHERE action = 'console.sign_in'")
+                    == "oncall-ops/Dana")
+            let page = try #require(await HTTPTestClient.send(port: ingress.adminPort, method: "GET", path: "/console/dead-letters/\(seeded.letter)",
+                                                              headers: [("Cookie", session.cookie)]))
+            #expect(page.text.contains("oncall-ops (Dana)"), "the letter's audit trail shows the note beside the actor")
+        }
+    }
+
+    @Test("behind a trusted proxy its identity header names the person; from anywhere else the header is ignored")
+    func proxyIdentity() async throws {
+        var overrides = ScopedCredentials.overrides
+        overrides["PAYHOOK_ADMIN_IDENTITY_HEADER"] = "X-Forwarded-User"
+        overrides["PAYHOOK_ADMIN_TRUSTED_PROXIES"] = "127.0.0.1/32"
+        try await IngressHarness.with("actor_proxy", overrides: overrides, readFile: ScopedCredentials.readFile) { (ingress) async throws in
+            _ = try await ConsoleSignIn.session(port: ingress.adminPort, token: ScopedCredentials.tokens[.operator]!, name: "",
+                                                headers: [("X-Forwarded-User", "dana@example.com")])
+            let row = try await ingress.database.string(
+                "SELECT actor || '/' || (details->>'credential') AS v FROM audit_log WHERE action = 'console.sign_in'")
+            #expect(row == "dana@example.com/oncall-ops")
+        }
+        overrides["PAYHOOK_ADMIN_TRUSTED_PROXIES"] = "192.0.2.10"
+        try await IngressHarness.with("actor_proxy_untrusted", overrides: overrides, readFile: ScopedCredentials.readFile) { (ingress) async throws in
+            _ = try await ConsoleSignIn.session(port: ingress.adminPort, token: ScopedCredentials.tokens[.operator]!, name: "",
+                                                headers: [("X-Forwarded-User", "mallory@example.com")])
+            #expect(try await ingress.database.string("SELECT actor AS v FROM audit_log WHERE action = 'console.sign_in'") == "oncall-ops",
+                    "the header from an address that is not a trusted proxy is anyone's to send")
+        }
     }
 }

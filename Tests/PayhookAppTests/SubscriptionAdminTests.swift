@@ -116,8 +116,10 @@ struct SubscriptionAdminTests {
         #expect(await Self.call(api, "POST", "/v1/subscriptions/\(id)/cancel", body: #"{"why": 1}"#).field == "why")
         #expect(await Self.call(api, "GET", "/v1/dead-letters").status == 0)  // not ours
 
-        #expect(try await harness.text("SELECT string_agg(actor || ':' || action, ',' ORDER BY id) AS v FROM audit_log")
-                == "test:subscription.create,alice:subscription.pause,admin-api:subscription.resume,admin-api:subscription.cancel")
+        #expect(try await harness.text(
+            "SELECT string_agg(actor || '(' || coalesce(actor_note, '') || '):' || action, ',' ORDER BY id) AS v FROM audit_log")
+                == "test():subscription.create,admin-api(alice):subscription.pause,admin-api():subscription.resume,admin-api():subscription.cancel",
+                "the caller's credential is the actor; the body's actor only a note")
     }
 
     @Test("the admin listener serves /v1/subscriptions behind the bearer token")
@@ -171,8 +173,9 @@ struct SubscriptionAdminTests {
         let canceled = await PayhookCLI.capture(["subscriptions", "cancel", String(id), "--note", "churned", "--json"], environment: env)
         #expect(canceled.termination == .exited(0), "\(canceled.standardError)")
         #expect(try await harness.subscription(id).status == .canceled)
-        #expect(try await harness.text("SELECT string_agg(actor || ':' || action, ',' ORDER BY id) AS v FROM audit_log")
-                == "oncall-test:subscription.create,oncall-test:subscription.cancel")
+        let account = OperatorActorTests.account
+        #expect(try await harness.text("SELECT string_agg(actor || '(' || coalesce(actor_note, '') || '):' || action, ',' ORDER BY id) AS v FROM audit_log")
+                == "\(account)(oncall-test):subscription.create,\(account)(oncall-test):subscription.cancel")
         let unknown = await PayhookCLI.capture(["subscriptions", "show", "999999"], environment: env)
         #expect(unknown.termination == .exited(1))
         let noID = await PayhookCLI.capture(["subscriptions", "cancel"], environment: env)

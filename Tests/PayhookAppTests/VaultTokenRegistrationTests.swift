@@ -84,8 +84,8 @@ struct VaultTokenRegistrationTests {
         #expect(token["brand"] as? String == "visa")
         #expect(token["status"] as? String == "active")
         #expect(harness.emulator.mercadoPago.callCount(.paymentProfile, id: "\(Self.customer)/\(Self.profile)") == 1)
-        #expect(try await harness.text("SELECT actor || ':' || action || ':' || target AS v FROM audit_log")
-                == "alice:vault_token.register:vault_token:\(id)")
+        #expect(try await harness.text("SELECT actor || '(' || actor_note || '):' || action || ':' || target AS v FROM audit_log")
+                == "admin-api(alice):vault_token.register:vault_token:\(id)", "the caller's credential is the actor, the body's a note")
 
         let replay = await Self.call(api, Self.body())
         #expect(replay.status == 200, "\(replay.json)")
@@ -197,7 +197,8 @@ struct VaultTokenRegistrationTests {
         #expect(created.termination == .exited(0), "\(created.standardError)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(created.standardOutput.utf8)) as? [String: Any])
         #expect(object["created"] as? Bool == true)
-        #expect(try await harness.text("SELECT actor || ':' || action AS v FROM audit_log") == "oncall-test:vault_token.register")
+        #expect(try await harness.text("SELECT actor || '(' || actor_note || '):' || action AS v FROM audit_log")
+                == "\(OperatorActorTests.account)(oncall-test):vault_token.register")
 
         let again = await PayhookCLI.capture(base, environment: env)
         #expect(again.termination == .exited(0) && again.standardOutput.contains("already registered"), "\(again.standardOutput)")

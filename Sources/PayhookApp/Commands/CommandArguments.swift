@@ -2,19 +2,18 @@ import Foundation
 
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
-    /// Who runs an action that is audited: `--actor NAME`, else `$USER`, else the operating
-    /// system's account name; `nil` when none names anyone (an empty `$USER` counts as unset)
-    /// or `--actor` is given empty (asked for, then left blank: not guessed).
+    /// Who runs an action that is audited: the operating-system account running the command,
+    /// which the CLI cannot be lied to about (it reaches the database directly, so it already holds
+    /// more than any admin token). `--actor NAME` is kept as a note beside it, as is `$USER` when it
+    /// names someone else (`sudo -u payhook` keeps the engineer's `$USER`); neither replaces it.
     func actor(
         _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
-    ) -> String? {
-        if let flag = values["--actor"] { return flag.isEmpty ? nil : flag }
-        if let user = environment["USER"], !user.isEmpty { return user }
-        guard let account = operatingSystemAccount(), !account.isEmpty else { return nil }
-        return account
+    ) -> CommandActor {
+        let account = operatingSystemAccount().flatMap { $0.isEmpty ? nil : $0 } ?? OperatingSystemAccount.numericName()
+        if let flag = values["--actor"], !flag.isEmpty { return CommandActor(name: account, note: flag) }
+        if let user = environment["USER"], !user.isEmpty, user != account { return CommandActor(name: account, note: user) }
+        return CommandActor(name: account, note: nil)
     }
-
-    static let missingActor = "who is acting? pass --actor NAME (neither $USER nor an operating-system account name is set); it goes into audit_log"
 
     var positionals: [String] = []
     var values: [String: String] = [:]
@@ -43,4 +42,11 @@ struct CommandArguments: Sendable {
         }
         return .success(parsed)
     }
+}
+
+/// The actor of an audited CLI command: the operating-system account, and an unchecked name
+/// given beside it (`--actor`, or a `$USER` that differs from the account).
+struct CommandActor: Sendable, Equatable {
+    let name: String
+    let note: String?
 }

@@ -4,8 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The operating system's name for the user running payhook, the last fallback for the actor
-/// of an audited command.
+/// The operating system's name for the user running payhook: the actor of an audited command.
 ///
 /// Containers, cron and systemd often start processes without `$USER`, yet the process still
 /// runs as some account; naming it in `audit_log` beats refusing the on-call engineer's replay.
@@ -21,5 +20,11 @@ enum OperatingSystemAccount {
         guard status == 0, result != nil, let name = entry.pw_name else { return nil }
         let text = String(cString: name)
         return text.isEmpty ? nil : text
+    }
+
+    /// `uid:N` for an account without a passwd entry (a container's arbitrary `--user`): still
+    /// the account, by number.
+    static func numericName() -> String {
+        "uid:\(getuid())"
     }
 }

@@ -40,11 +40,15 @@ public struct PayhookCLI: CommandGroup {
                                                 post a correctly signed sample delivery, signed
                                                 with this configuration's keys (`--list`: the
                                                 events; see `payhook send-test help`)
+          admin-credentials new --name N --scope merchant|operator|metrics
+                                                print a new admin credential: its token, once,
+                                                and its line for PAYHOOK_ADMIN_CREDENTIALS_FILE
           version [--json]                      print the version
           help                                  print this text
 
         Configuration comes from the environment (see README): DATABASE_URL, PAYHOOK_LISTEN,
-        PAYHOOK_ADMIN_LISTEN, PAYHOOK_ADMIN_TOKEN, provider key rings such as PAYHOOK_ADYEN_HMAC_KEYS.
+        PAYHOOK_ADMIN_LISTEN, PAYHOOK_ADMIN_TOKEN, PAYHOOK_ADMIN_CREDENTIALS_FILE, provider key rings
+        such as PAYHOOK_ADYEN_HMAC_KEYS.
         Secrets may also be given as NAME_FILE.
 
         """
@@ -55,7 +59,7 @@ public struct PayhookCLI: CommandGroup {
     static let commands: [String: any Subcommand.Type] = [
         "dead-letters": DeadLettersCommand.self, "inbound": InboundCommand.self, "subscriptions": SubscriptionsCommand.self,
         "charges": ChargesCommand.self, "retention": RetentionCommand.self, "send-test": SendTestCommand.self,
-        "vault-tokens": VaultTokensCommand.self,
+        "vault-tokens": VaultTokensCommand.self, "admin-credentials": AdminCredentialsCommand.self,
     ]
 
     let environment: [String: String]
@@ -178,7 +182,9 @@ public struct PayhookCLI: CommandGroup {
             let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
                                            roles: roles, retention: retention)
             let signals = ShutdownSignal()
+            let hangup = HangupSignal { _ = server.reloadAdminCredentials() }
             try await server.run { await signals.wait() }
+            hangup.cancel()
             return 0
         } catch {
             logger.error("serve failed", ["error": .string(String(describing: error))])

@@ -63,24 +63,21 @@ extension Subcommand {
         }
     }
 
-    /// Who is acting (`--actor`, `$USER`, the operating-system account), or nil after saying
-    /// none could be found.
-    func actor(_ parsed: CommandArguments) -> String? {
-        if let actor = parsed.actor(environment) { return actor }
-        _ = usageError(CommandArguments.missingActor)
-        return nil
+    /// Who is acting: the operating-system account, with `--actor` (or a differing `$USER`) as
+    /// a note. Optional so call sites read as before; it is never nil.
+    func actor(_ parsed: CommandArguments) -> CommandActor? {
+        parsed.actor(environment)
     }
 
-    /// Who acts when `--execute` is given, "" for a dry run (it changes nothing, so needs no
-    /// name), or nil after saying none could be found.
-    func actorIfExecuting(_ parsed: CommandArguments) -> String? {
-        parsed.flags.contains("--execute") ? actor(parsed) : ""
+    /// Who acts when `--execute` is given; a dry run changes nothing and is not audited.
+    func actorIfExecuting(_ parsed: CommandArguments) -> CommandActor? {
+        parsed.flags.contains("--execute") ? actor(parsed) : CommandActor(name: "", note: nil)
     }
 
     /// The audited action of `actor`, recording that it came from the command line and with
     /// which arguments.
-    func operatorAction(actor: String, note: String? = nil, arguments: [String], context: [JSONOutput.Member] = []) -> OperatorAction {
-        OperatorAction(actor: actor, note: note, context: [
+    func operatorAction(actor: CommandActor, note: String? = nil, arguments: [String], context: [JSONOutput.Member] = []) -> OperatorAction {
+        OperatorAction(actor: actor.name, actorNote: actor.note, note: note, context: [
             .init("via", .string("cli")), .init("arguments", .array(arguments.map { .string($0) })),
         ] + context)
     }

@@ -4,6 +4,8 @@ import PayhookCrypto
 import PayhookProviders
 import PayhookProcessing
 import PayhookSubscriptions
+import PayhookAdmin
+import PayhookIngress
 
 extension Configuration {
     /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose
@@ -68,7 +70,11 @@ extension Configuration {
         configuration.processorThreads = reader.enumeration("PAYHOOK_PROCESSOR_THREADS", default: ProcessorThreads.dedicated)
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))
-        configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? "console"
+        configuration.adminActor = reader.string("PAYHOOK_ADMIN_ACTOR") ?? Configuration.defaultAdminActor
+        if !AdminCredential.isValidName(configuration.adminActor) {
+            reader.problem("PAYHOOK_ADMIN_ACTOR", "must be 1 to 64 of A-Z a-z 0-9 . _ @ - (it names the PAYHOOK_ADMIN_TOKEN credential)")
+        }
+        reader.adminCredentials(into: &configuration)
         configuration.databasePooling = reader.enumeration("PAYHOOK_DATABASE_POOLING", default: PostgresPooling.session)
         configuration.sessionDatabaseURL = reader.secret("PAYHOOK_SESSION_DATABASE_URL")
         if reader.string("PAYHOOK_DATABASE_POOL_SIZE") != nil {

@@ -5,6 +5,7 @@ public import PayhookProviders
 public import PayhookIngress
 public import PayhookProcessing
 public import PayhookSubscriptions
+package import PayhookAdmin
 
 /// Everything payhook reads from its environment, parsed once at start.
 ///
@@ -67,8 +68,19 @@ public struct Configuration: Sendable {
     /// How long one database call may wait for the server (`PAYHOOK_DATABASE_CALL_TIMEOUT_SECONDS`)
     /// before its connection is discarded; a hung primary cannot hold ingest longer.
     public var databaseCallTimeout: Duration = .seconds(5)
-    /// The audit log's actor for console operators who give no name at sign-in (`PAYHOOK_ADMIN_ACTOR`).
-    public var adminActor: String = "console"
+    /// The name of the operator credential `PAYHOOK_ADMIN_TOKEN` (`PAYHOOK_ADMIN_ACTOR`): the
+    /// audit log's actor for what is done with that token, on the admin API and in the console.
+    public var adminActor: String = Configuration.defaultAdminActor
+    public static let defaultAdminActor = "admin-token"
+    /// `PAYHOOK_ADMIN_CREDENTIALS_FILE`: named credentials with scopes, re-read on SIGHUP.
+    public var adminCredentialsFile: String?
+    /// The file's credentials as read at start (SIGHUP reads it again: `AdminCredentialStore`).
+    package var adminFileCredentials: [AdminCredential] = []
+    /// `PAYHOOK_ADMIN_IDENTITY_HEADER`: a request header naming the person an authenticating
+    /// reverse proxy signed in; believed only from `adminTrustedProxies`. Off when nil.
+    public var adminIdentityHeader: String?
+    /// `PAYHOOK_ADMIN_TRUSTED_PROXIES`: the addresses the identity header is believed from.
+    public var adminTrustedProxies: AddressAllowList?
 
     /// `host:port` of a listener.
     public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {

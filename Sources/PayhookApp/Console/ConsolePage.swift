@@ -35,7 +35,7 @@ struct ConsolePage: Sendable {
             <header class="top"><a class="brand" href="/console">payhook</a><nav>\(links)</nav>
             <form method="get" action="/console/search" role="search"><input type="search" name="q" value="\(searchText)"
               placeholder="Search ids, references, keys  ( / )" aria-label="Search"></form>
-            <span class="who">signed in as \(session.actor)</span>
+            <span class="who">signed in as \(session.actor)\(session.actorNote.map { " (\($0))" } ?? "")</span>
             <form method="post" action="/console/sign-out">\(csrfField)<button type="submit">Sign out</button></form>
             </header>
             <main>\(message)\(body)</main></body></html>
@@ -63,7 +63,7 @@ enum ConsolePages {
             <input type="hidden" name="csrf" value="\(csrf)">
             <label for="token">Admin token</label>
             <input id="token" type="password" name="token" autocomplete="current-password" autofocus>
-            <label for="name">Your name <span class="muted">(for the audit log; optional)</span></label>
+            <label for="name">Your name <span class="muted">(noted beside the credential in the audit log; optional)</span></label>
             <input id="name" type="text" name="name" autocomplete="username" maxlength="64">
             <button class="primary" type="submit">Sign in</button>
             </form></div></main></body></html>

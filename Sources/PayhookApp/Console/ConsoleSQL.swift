@@ -69,9 +69,11 @@ struct ConsoleSQL: SQLStatementSet {
     /// Ids of the open letters matching the filter, oldest first: what a bulk replay works through.
     let openLetterIDs = "SELECT id FROM dead_letters \(ConsoleSQL.letterFilter) AND status = 'open' ORDER BY id"
 
-    /// Audit rows about one target (`dead_letter:7`, `subscription:3`), newest first.
+    /// Audit rows about one target (`dead_letter:7`, `subscription:3`), newest first. A name the
+    /// caller gave (`actor_note`) is shown in brackets beside the authenticated actor.
     let auditForTarget = """
-        SELECT actor, action, details::text AS details, at FROM audit_log WHERE target = $1 ORDER BY id DESC LIMIT 50
+        SELECT actor || coalesce(' (' || actor_note || ')', '') AS actor, action, details::text AS details, at
+        FROM audit_log WHERE target = $1 ORDER BY id DESC LIMIT 50
         """
 
     // Search: each statement matches one kind of key. Provider-scoped unique indexes lead with

@@ -8,15 +8,21 @@ import Synchronization
 
 /// Signed-in console operators, in this process's memory.
 ///
-/// Why memory and not a table: a session is worth nothing without the admin token that started
-/// it, and losing them on restart only means signing in again. Behind a load balancer, pin the
+/// Why memory and not a table: a session is worth nothing without the admin credential that
+/// started it (a session whose credential was removed from the credentials file ends at its next
+/// request), and losing them on restart only means signing in again. Behind a load balancer, pin the
 /// admin listener's clients to one process (or sign in per process). Ids and CSRF tokens are 32
 /// bytes from OpenSSL's generator; the CSRF token is compared in constant time.
 final class ConsoleSessions: Sendable {
     struct Session: Sendable {
         let id: String
-        /// Who the audit log names for this operator's actions.
+        /// Who the audit log names for this operator's actions: the credential signed in with,
+        /// or the person a trusted reverse proxy named.
         let actor: String
+        /// The name typed at sign-in, unchecked: shown and audited beside the actor, never as it.
+        let actorNote: String?
+        /// The credential that started the session; the session ends when it is no longer accepted.
+        let credential: AdminCredential
         /// Every state-changing form of this session carries it.
         let csrfToken: String
         let expiresAt: Date
@@ -47,9 +53,10 @@ final class ConsoleSessions: Sendable {
     }
 
     /// Starts a session for `actor`; the oldest one makes room when the table is full.
-    func start(actor: String) -> Session {
+    func start(actor: String, actorNote: String? = nil, credential: AdminCredential) -> Session {
         let at = now()
-        let session = Session(id: Self.randomToken(), actor: actor, csrfToken: Self.randomToken(),
+        let session = Session(id: Self.randomToken(), actor: actor, actorNote: actorNote, credential: credential,
+                              csrfToken: Self.randomToken(),
                               expiresAt: at.addingTimeInterval(Self.lifetime), flash: nil)
         sessions.withLock { table in
             table = table.filter { $0.value.expiresAt > at }

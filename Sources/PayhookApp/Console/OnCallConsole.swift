@@ -3,6 +3,7 @@ import PayhookAdmin
 import PayhookCore
 import PayhookCrypto
 import PayhookHTTP
+import PayhookIngress
 import PayhookOperations
 import PayhookPostgres
 import PayhookProcessing
@@ -11,9 +12,11 @@ import PayhookSubscriptions
 
 /// The on-call console: server-rendered HTML under `/console` on the admin listener.
 ///
-/// It signs operators in with the admin token (a session cookie, not the bearer header, because
-/// a browser cannot send one), and reads and acts through the same operations as the CLI and
-/// the JSON API, so an action here is audited exactly as one there (actor: the operator's name).
+/// It signs operators in with an operator-scope admin credential (a session cookie, not the
+/// bearer header, because a browser cannot send one), and reads and acts through the same
+/// operations as the CLI and the JSON API, so an action here is audited exactly as one there.
+/// The actor is the credential's name (or, behind a configured authenticating proxy, the person
+/// it names); the name typed at sign-in is only a note beside it.
 ///
 /// Defences, each because webhook data is attacker-controlled and the admin token is powerful:
 /// every interpolated string is escaped (`HTML`); every response carries a Content-Security-Policy
@@ -21,9 +24,10 @@ import PayhookSubscriptions
 /// failed); the session cookie is `HttpOnly; SameSite=Strict`; every POST must carry the
 /// session's CSRF token (sign-in: a double-submit cookie) or gets 403 and changes nothing.
 struct OnCallConsole: Sendable {
-    let adminToken: Secret?
-    /// The actor when the operator leaves the name field empty (`PAYHOOK_ADMIN_ACTOR`).
-    let defaultActor: String
+    let credentials: AdminCredentialStore
+    /// Who signed in behind an authenticating reverse proxy: a header believed only from the
+    /// proxy's addresses (`PAYHOOK_ADMIN_IDENTITY_HEADER`, `PAYHOOK_ADMIN_TRUSTED_PROXIES`).
+    let proxyIdentity: (header: String, proxies: AddressAllowList)?
     let sessions: ConsoleSessions
     let deadLetters: DeadLetterOperations
     let subscriptions: SubscriptionOperations
@@ -33,20 +37,23 @@ struct OnCallConsole: Sendable {
     let bulkReplay: ConsoleBulkReplay
 
     /// The console over `pool`, as `PayhookServer` wires it on the admin listener.
-    init(configuration: Configuration, pool: PostgresPool) {
+    init(configuration: Configuration, pool: PostgresPool, credentials: AdminCredentialStore) {
         let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))
-        self.init(adminToken: configuration.adminToken, defaultActor: configuration.adminActor, sessions: ConsoleSessions(),
+        let proxyIdentity = configuration.adminIdentityHeader.flatMap { header in
+            configuration.adminTrustedProxies.map { (header: header, proxies: $0) }
+        }
+        self.init(credentials: credentials, proxyIdentity: proxyIdentity, sessions: ConsoleSessions(),
                   deadLetters: DeadLetterOperations(pool: pool), subscriptions: SubscriptionOperations(pool: pool),
                   orders: orders,
                   charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: configuration.subscriptions),
                   reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
     }
 
-    init(adminToken: Secret?, defaultActor: String, sessions: ConsoleSessions, deadLetters: DeadLetterOperations,
-         subscriptions: SubscriptionOperations, orders: OrderService, charges: ChargeOperations, reads: ConsoleReads,
-         bulkReplay: ConsoleBulkReplay) {
-        self.adminToken = adminToken
-        self.defaultActor = defaultActor
+    init(credentials: AdminCredentialStore, proxyIdentity: (header: String, proxies: AddressAllowList)?, sessions: ConsoleSessions,
+         deadLetters: DeadLetterOperations, subscriptions: SubscriptionOperations, orders: OrderService, charges: ChargeOperations,
+         reads: ConsoleReads, bulkReplay: ConsoleBulkReplay) {
+        self.credentials = credentials
+        self.proxyIdentity = proxyIdentity
         self.sessions = sessions
         self.deadLetters = deadLetters
         self.subscriptions = subscriptions
@@ -107,8 +114,14 @@ struct OnCallConsole: Sendable {
         for (name, value) in formPairs { form[name] = value }
         var query: [String: String] = [:]
         for (name, value) in AdminRequest.queryPairs(request.rawQuery) { query[name] = value }
+        var session = sessions.session(cookies[ConsoleSessions.cookieName])
+        // A credential removed from the file (and reloaded) ends the sessions it started.
+        if let current = session, !credentials.credentials.contains(current.credential) {
+            sessions.end(current.id)
+            session = nil
+        }
         let context = Context(
-            request: request, session: sessions.session(cookies[ConsoleSessions.cookieName]), form: form, formPairs: formPairs,
+            request: request, session: session, form: form, formPairs: formPairs,
             query: query, route: route, secure: request.header("x-forwarded-proto")?.lowercased() == "https")
 
         switch (request.method, route.count, route.first ?? "") {
@@ -157,7 +170,7 @@ struct OnCallConsole: Sendable {
             return try await ConsolePages.provider(page, provider: provider, account: context.query["account"],
                                                    window: try ConsoleWindow.parse(context.query["window"]), reads: reads)
         case ("POST", 1, "sign-out"):
-            try await audit("console.sign_out", actor: session.actor, context)
+            try await audit("console.sign_out", session: session, context)
             sessions.end(session.id)
             return Self.redirect("/console", cookies: [Self.cookie(ConsoleSessions.cookieName, "", maxAge: 0, secure: context.secure)])
         case ("GET", 1, "dead-letters"):
@@ -218,12 +231,27 @@ struct OnCallConsole: Sendable {
     }
 
     /// One console session event in the audit trail, with where the browser connected from.
-    private func audit(_ action: String, actor: String, _ context: Context) async throws {
+    private func audit(_ action: String, session: ConsoleSessions.Session, _ context: Context) async throws {
         try await reads.pool.withConnection { connection in
-            try await AuditTrail.record(on: connection, actor: actor, action: action, target: "console", details: [
-                .init("via", .string("console")), .init("remote_addr", .string(context.request.remoteAddress)),
-            ])
+            try await AuditTrail.record(on: connection, actor: session.actor, actorNote: session.actorNote, action: action,
+                                        target: "console", details: Self.details(session, context))
         }
+    }
+
+    /// Where an action came from: the console, the browser's address and, when a proxy named
+    /// the person, the credential they signed in with.
+    private static func details(_ session: ConsoleSessions.Session, _ context: Context) -> [JSONOutput.Member] {
+        var details: [JSONOutput.Member] = [.init("via", .string("console")), .init("remote_addr", .string(context.request.remoteAddress))]
+        if session.actor != session.credential.name { details.append(.init("credential", .string(session.credential.name))) }
+        return details
+    }
+
+    /// The person an authenticating reverse proxy names, when the request came from one of the
+    /// configured proxy addresses; the header is ignored from anywhere else (anyone can send it).
+    private func identityFromProxy(_ request: HTTPRequest) -> String? {
+        guard let proxyIdentity, proxyIdentity.proxies.allows(request.remoteAddress),
+              let value = request.header(proxyIdentity.header)?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return String(value.prefix(128))
     }
 
     private func signIn(_ context: Context, cookies: [String: String]) async -> HTTPResponse {
@@ -233,23 +261,28 @@ struct OnCallConsole: Sendable {
               ConstantTime.equals(Array((context.form["csrf"] ?? "").utf8), Array(expected.utf8)) else {
             return ConsolePages.forbidden("This sign-in form has no valid CSRF token, so nothing was started. Reload the page and sign in again.")
         }
-        guard let adminToken else {
-            return signInPage(context, error: "PAYHOOK_ADMIN_TOKEN is not set on this server, so nobody can sign in.", status: 503)
+        let accepted = credentials.credentials
+        guard !accepted.all.isEmpty else {
+            return signInPage(context, error: "No admin credential is configured on this server, so nobody can sign in.", status: 503)
         }
-        // Digests first: equal lengths, so the comparison says nothing about the token's length.
-        let presented = Digest.hash(.sha256, Array((context.form["token"] ?? "").utf8))
-        guard ConstantTime.equals(presented, Digest.hash(.sha256, Array(adminToken.value.utf8))) else {
-            return signInPage(context, error: "That is not the admin token. No session was started.", status: 401)
+        // Digests compared in constant time (AdminCredentials.authenticate).
+        guard let credential = accepted.authenticate(context.form["token"] ?? "") else {
+            return signInPage(context, error: "That is not the admin token, nor any admin credential's. No session was started.", status: 401)
+        }
+        guard credential.scope.permits(.operator) else {
+            return signInPage(context, error: "That credential has the \(credential.scope.rawValue) scope; the console needs operator. No session was started.",
+                              status: 403)
         }
         let name = (context.form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let actor = name.isEmpty ? defaultActor : String(name.prefix(64))
+        let session = sessions.start(actor: identityFromProxy(context.request) ?? credential.name,
+                                     actorNote: name.isEmpty ? nil : String(name.prefix(64)), credential: credential)
         // No session without its record: who acted through the console is always on file.
         do {
-            try await audit("console.sign_in", actor: actor, context)
+            try await audit("console.sign_in", session: session, context)
         } catch {
+            sessions.end(session.id)
             return signInPage(context, error: "The sign-in could not be recorded (database unavailable), so no session was started.", status: 503)
         }
-        let session = sessions.start(actor: actor)
         return Self.redirect("/console", cookies: [
             Self.cookie(Self.signInCookie, "", maxAge: 0, secure: context.secure),
             Self.cookie(ConsoleSessions.cookieName, session.id, maxAge: Int(ConsoleSessions.lifetime), secure: context.secure),
@@ -259,9 +292,7 @@ struct OnCallConsole: Sendable {
     // MARK: actions
 
     private func operatorAction(_ context: Context, session: ConsoleSessions.Session, note: String?) -> OperatorAction {
-        OperatorAction(actor: session.actor, note: note, context: [
-            .init("via", .string("console")), .init("remote_addr", .string(context.request.remoteAddress)),
-        ])
+        OperatorAction(actor: session.actor, actorNote: session.actorNote, note: note, context: Self.details(session, context))
     }
 
     private func note(_ context: Context) -> String? {
@@ -349,10 +380,8 @@ struct OnCallConsole: Sendable {
                 return Self.redirect(back)
             }
         }
-        let action = OperatorAction(actor: session.actor, note: note, context: [
-            .init("via", .string("console")), .init("remote_addr", .string(context.request.remoteAddress)),
-            .init("bulk_filter", query.filter.json),
-        ])
+        let action = OperatorAction(actor: session.actor, actorNote: session.actorNote, note: note,
+                                    context: Self.details(session, context) + [.init("bulk_filter", query.filter.json)])
         let started = bulkReplay.start(ids: ids, rate: rate, action: action, operations: deadLetters)
         let text = started
             ? "Replaying \(ids.count) letter(s) at \(Self.format(rate))/s; each is audited. This page shows the progress."

@@ -40,6 +40,18 @@ final class PayhookServer: Sendable {
     let durability: DatabaseDurability
     /// The on-call console under `/console` on the admin listener.
     let console: OnCallConsole
+    /// The admin credentials accepted now; `reloadAdminCredentials()` re-reads them.
+    let adminCredentials: AdminCredentialStore
+    /// Every operation of the admin listener and the scope it needs (the JSON API's and the
+    /// listener's own); docs/admin-api.openapi.json documents exactly these.
+    let adminOperations: [AdminOperation]
+
+    /// The admin listener's own operations, beside the JSON API's.
+    static let listenerOperations: [AdminOperation] = [
+        AdminOperation("GET", "/metrics", .metrics),
+        AdminOperation("GET", "/healthz", nil),
+        AdminOperation("GET", "/readyz", nil),
+    ]
 
     /// Writer loops: two keep one batch committing while the next one fills.
     static let writerCount = 2
@@ -164,8 +176,12 @@ final class PayhookServer: Sendable {
         adminConfig.host = configuration.adminListen.host
         adminConfig.port = configuration.adminListen.port
         adminConfig.maxBodyBytes = 1 << 20
-        let adminToken = configuration.adminToken
-        let console = OnCallConsole(configuration: configuration, pool: pool)
+        let credentials = AdminCredentialStore(configuration: configuration, logger: logger, metrics: metrics)
+        self.adminCredentials = credentials
+        let adminOperations = adminAPIs.operations + Self.listenerOperations
+        self.adminOperations = adminOperations
+        let gate = AdminGate(store: credentials, operations: adminOperations, metrics: metrics, logger: logger)
+        let console = OnCallConsole(configuration: configuration, pool: pool, credentials: credentials)
         self.console = console
         self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
             if request.path == "/healthz" || request.path == "/readyz" {
@@ -174,11 +190,14 @@ final class PayhookServer: Sendable {
             }
             // The console signs browsers in with a session of its own, before the bearer check.
             if console.handle(request, respond: respond) { return }
-            guard AdminAuthorization.isAuthorized(request, token: adminToken) else {
-                respond(HTTPResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")], body: Array("unauthorized\n".utf8)))
+            let caller: AdminCaller
+            switch gate.check(request) {
+            case .allowed(let allowed): caller = allowed
+            case .refused(let response):
+                respond(response)
                 return
             }
-            if adminAPIs.dispatch(request, respond: respond) { return }
+            if adminAPIs.dispatch(request, caller: caller, respond: respond) { return }
             switch (request.method, request.path) {
             case ("GET", "/metrics"):
                 respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
@@ -216,8 +235,8 @@ final class PayhookServer: Sendable {
             "admin_listen": .string("\(configuration.adminListen.host):\(adminServer.boundPort)"),
             "providers": .string(configuration.webhookSecrets.rings.keys.map(\.rawValue).sorted().joined(separator: ",")),
         ])
-        if configuration.adminToken == nil {
-            logger.warning("PAYHOOK_ADMIN_TOKEN is not set: the admin API and /metrics refuse every request")
+        if adminCredentials.credentials.all.isEmpty {
+            logger.warning("neither PAYHOOK_ADMIN_TOKEN nor PAYHOOK_ADMIN_CREDENTIALS_FILE gives a credential: the admin API and /metrics refuse every request")
         }
         let ending = await ServiceGroup(services, logger: logger).run(until: shutdown) {
             logger.info("shutting down: no new connections; draining queued deliveries")
@@ -264,6 +283,13 @@ final class PayhookServer: Sendable {
         services.append(maintenance)
         services.append(durability)
         return services
+    }
+
+    /// Re-reads `PAYHOOK_ADMIN_CREDENTIALS_FILE` (on SIGHUP); requests under way finish with the
+    /// credential they started with. Returns whether the new file is in force.
+    @discardableResult
+    func reloadAdminCredentials() -> Bool {
+        adminCredentials.reload()
     }
 
     var ingressPort: Int { ingressServer.boundPort }

@@ -1,6 +1,6 @@
 import Foundation
 package import PayhookHTTP
-import PayhookAdmin
+package import PayhookAdmin
 
 /// The admin listener's `/v1/orders` routes: `POST /v1/orders` registers the merchant's
 /// expected order (201, or 200 when the same registration is repeated) and
@@ -11,21 +11,23 @@ package struct OrderAdminAPI: AdminRoutes {
     let service: OrderService
 
     package let prefix = "/v1/orders"
+    package let operations: [AdminOperation] = [
+        AdminOperation("POST", "/v1/orders", .merchant),
+        AdminOperation("GET", "/v1/orders/{id}", .merchant),
+    ]
 
     package init(service: OrderService) {
         self.service = service
     }
 
-    package func respond(to request: HTTPRequest, route: [String]) async throws -> HTTPResponse {
+    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
         switch (request.method, route.count) {
         case ("POST", 0):
             if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
                 return OperationsError.invalid("Content-Type", "send the body as application/json").httpResponse
             }
             let registration = try OrderRegistration.parse(request.body)
-            let action = OperatorAction(actor: "admin-api", context: [
-                .init("via", .string("admin_api")), .init("remote_addr", .string(request.remoteAddress)),
-            ])
+            let action = caller.action(request)
             let (order, created) = try await service.register(registration, by: action)
             return .admin(created ? 201 : 200, order.json)
         case ("GET", 1):
