@@ -177,8 +177,8 @@ extension ConsoleTests {
             #expect(resolved.status == 303 && resolved.headers["location"] == "/console/waiting/human")
             #expect(try await database.string("SELECT status AS v FROM charges WHERE id = $1", [.int(charge)]) == "declined_soft")
             #expect(try await database.string("""
-                SELECT actor || ':' || action || ':' || (details->>'via') AS v FROM audit_log WHERE target = $1
-                """, [.text("charge:\(charge)")]) == "dora:charge.resolve:console")
+                SELECT actor || '(' || actor_note || '):' || action || ':' || (details->>'via') AS v FROM audit_log WHERE target = $1
+                """, [.text("charge:\(charge)")]) == "night-shift(dora):charge.resolve:console", "the credential is the actor, the typed name a note")
             let after = try await console.send("GET", "/console/waiting/human", cookie: cookie).text
             #expect(after.contains("Charge \(charge): charge \(charge) failed"))
             #expect(!after.contains("action=\"/console/charges/\(charge)/resolve\""), "a settled charge leaves the list")

@@ -126,8 +126,7 @@ struct DeadLetterCLITests {
         #expect(row.status == "pending" && row.attempts == 0)
         #expect(row.lastError == "fetching pxp transaction failed: timeout: no answer", "history is kept")
         #expect(try await database.string("SELECT status || '/' || resolved_by || '/' || note AS v FROM dead_letters WHERE id = $1",
-                                          [.int(letter)]) == "replayed/\(OperatorActorTests.account)/PXP API recovered",
-                "the operating-system account resolves it; --actor is only a note")
+                                          [.int(letter)]) == "replayed/alice/PXP API recovered")
 
         // next_attempt_at is the database's now(); move the processor's clock past it.
         harness.clock.advance(by: 60)
@@ -147,7 +146,7 @@ struct DeadLetterCLITests {
         #expect(try await database.int("SELECT count(*) AS n FROM audit_log") == 1, "only the executed change is audited")
 
         let audit = try #require(try await database.query("SELECT actor, action, target, details::text AS details FROM audit_log").rows.first)
-        #expect(try audit.decode("actor", as: String.self) == OperatorActorTests.account)
+        #expect(try audit.decode("actor", as: String.self) == "alice")
         #expect(try audit.decode("action", as: String.self) == "dead_letter.replay")
         #expect(try audit.decode("target", as: String.self) == "dead_letter:\(letter)")
         let details: String = try audit.decode("details")
@@ -155,7 +154,7 @@ struct DeadLetterCLITests {
         await harness.pool.close()
     }
 
-    @Test("replay --all --execute requeues jobs too, audited under the account with $USER as a note")
+    @Test("replay --all --execute requeues jobs too, audited under $USER with the account as a note")
     func replayAllWithJob() async throws {
         let database = try await TestDatabase.migrated("dl_all")
         let inbound = try await database.seedDeadInbound(provider: "adyen")
@@ -170,7 +169,7 @@ struct DeadLetterCLITests {
         #expect(try await database.string("SELECT status AS v FROM dead_letters WHERE id = $1", [.int(inbound.letter)]) == "open")
         #expect(try await database.string("SELECT status AS v FROM dead_letters WHERE id = $1", [.int(untouched.letter)]) == "open")
         #expect(try await database.string("SELECT actor || '/' || coalesce(actor_note, '') AS v FROM audit_log WHERE target = $1",
-                                          [.text("dead_letter:\(job.letter)")]) == "\(OperatorActorTests.account)/oncall-test")
+                                          [.text("dead_letter:\(job.letter)")]) == "oncall-test/os:\(OperatorActorTests.account)")
     }
 
     @Test("discard needs a note (exit 2, nothing changed); with one it marks the letter discarded and audits it")
@@ -186,7 +185,7 @@ struct DeadLetterCLITests {
         let done = await PayhookCLI.capture(["dead-letters", "discard", String(seeded.letter), "--note", "test delivery from staging"], environment: env)
         #expect(done.termination == .exited(0), "\(done.standardError)")
         #expect(try await database.string("SELECT status || '/' || resolved_by || '/' || note AS v FROM dead_letters WHERE id = $1",
-                                          [.int(seeded.letter)]) == "discarded/\(OperatorActorTests.account)/test delivery from staging")
+                                          [.int(seeded.letter)]) == "discarded/oncall-test/test delivery from staging")
         #expect(try await database.string("SELECT status AS v FROM inbound_events WHERE id = $1", [.int(seeded.event)]) == "dead")
         #expect(try await database.string("SELECT action AS v FROM audit_log") == "dead_letter.discard")
     }

@@ -4,10 +4,11 @@ import PayhookTestSupport
 import Testing
 @testable import PayhookApp
 
-/// Who an audited action names as its actor: an authenticated identity, never a name the caller
-/// typed. The CLI records the operating-system account (it reaches the database directly, so it
-/// already holds more than any admin token); the admin listener and the console record the
-/// credential's name. `--actor`, the console's name field and a body's `actor` are notes beside it.
+/// Who an audited action names as its actor. The admin listener and the console record the
+/// credential's name; the console's name field and a body's `actor` are notes beside it. The CLI
+/// keeps the contract's order (`--actor`, `$USER`, the operating-system account) and notes the
+/// account beside the name when they differ. Containers and cron jobs often run without `$USER`;
+/// refusing there made `dead-letters replay --execute` fail for the on-call engineer.
 @Suite("The actor of audited CLI commands", .timeLimit(.minutes(2)))
 struct OperatorActorTests {
     /// `accountName()`, or a placeholder no test expects when the user has no passwd entry
@@ -34,8 +35,8 @@ struct OperatorActorTests {
         #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
     }
 
-    @Test("a CLI replay with --actor and another $USER names the operating-system account; --actor is only the note")
-    func cliActorIsTheAccount() async throws {
+    @Test("a CLI replay with --actor names that actor (the contract) and keeps the operating-system account beside it")
+    func cliActorKeepsTheAccount() async throws {
         let database = try await TestDatabase.migrated("actor_cli_note")
         let seeded = try await database.seedDeadJob()
         let result = await PayhookCLI.capture(
@@ -44,25 +45,34 @@ struct OperatorActorTests {
         #expect(result.termination == .exited(0), "\(result.standardError)")
         let account = try Self.accountName()
         #expect(try await database.string("SELECT actor || '/' || coalesce(actor_note, '-') AS v FROM audit_log WHERE target = $1",
-                                          [.text("dead_letter:\(seeded.letter)")]) == "\(account)/mallory")
-        #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == account)
+                                          [.text("dead_letter:\(seeded.letter)")]) == "mallory/os:\(account)")
+        #expect(try await database.string("SELECT resolved_by AS v FROM dead_letters WHERE id = $1", [.int(seeded.letter)]) == "mallory")
     }
 
-    @Test("the account is the actor whatever --actor or $USER say; they become the note")
+    @Test("--actor wins over $USER, and $USER over the operating-system account, which is the note when it differs")
     func precedence() {
         let withFlag = CommandArguments(values: ["--actor": "alice"])
-        #expect(withFlag.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: "alice"))
+        #expect(withFlag.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "alice", note: "os:root"))
         let plain = CommandArguments()
-        #expect(plain.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: "bob"))
+        #expect(plain.actor(["USER": "bob"], operatingSystemAccount: { "root" }) == CommandActor(name: "bob", note: "os:root"))
         #expect(plain.actor(["USER": "root"], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
-        #expect(plain.actor(["USER": ""], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
-        #expect(CommandArguments(values: ["--actor": ""]).actor([:], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
+        #expect(plain.actor(["USER": ""], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil),
+                "an empty $USER counts as unset")
+        #expect(plain.actor([:], operatingSystemAccount: { "root" }) == CommandActor(name: "root", note: nil))
     }
 
-    @Test("an account without a passwd entry is named by its number, never refused or guessed from --actor")
+    @Test("with no --actor, no $USER and no account name, or an empty --actor, the command is refused")
+    func refusedWhenNoNameExists() {
+        #expect(CommandArguments().actor([:], operatingSystemAccount: { nil }) == nil)
+        #expect(CommandArguments().actor(["USER": ""], operatingSystemAccount: { "" }) == nil)
+        #expect(CommandArguments(values: ["--actor": ""]).actor(["USER": "bob"], operatingSystemAccount: { "root" }) == nil,
+                "an empty --actor is refused, not replaced by a guess")
+    }
+
+    @Test("an account without a passwd entry is noted by its number beside the name given")
     func numericAccount() {
         let actor = CommandArguments(values: ["--actor": "alice"]).actor(["USER": "bob"], operatingSystemAccount: { nil })
-        #expect(actor == CommandActor(name: "uid:\(getuid())", note: "alice"))
+        #expect(actor == CommandActor(name: "alice", note: "os:uid:\(getuid())"))
     }
 
     @Test("a replay from the console is audited with the credential signed in with; the typed name is the note")

@@ -175,7 +175,7 @@ struct SubscriptionAdminTests {
         #expect(try await harness.subscription(id).status == .canceled)
         let account = OperatorActorTests.account
         #expect(try await harness.text("SELECT string_agg(actor || '(' || coalesce(actor_note, '') || '):' || action, ',' ORDER BY id) AS v FROM audit_log")
-                == "\(account)(oncall-test):subscription.create,\(account)(oncall-test):subscription.cancel")
+                == "oncall-test(os:\(account)):subscription.create,oncall-test(os:\(account)):subscription.cancel")
         let unknown = await PayhookCLI.capture(["subscriptions", "show", "999999"], environment: env)
         #expect(unknown.termination == .exited(1))
         let noID = await PayhookCLI.capture(["subscriptions", "cancel"], environment: env)

@@ -198,7 +198,7 @@ struct VaultTokenRegistrationTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(created.standardOutput.utf8)) as? [String: Any])
         #expect(object["created"] as? Bool == true)
         #expect(try await harness.text("SELECT actor || '(' || actor_note || '):' || action AS v FROM audit_log")
-                == "\(OperatorActorTests.account)(oncall-test):vault_token.register")
+                == "oncall-test(os:\(OperatorActorTests.account)):vault_token.register")
 
         let again = await PayhookCLI.capture(base, environment: env)
         #expect(again.termination == .exited(0) && again.standardOutput.contains("already registered"), "\(again.standardOutput)")

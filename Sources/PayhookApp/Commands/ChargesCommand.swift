@@ -18,8 +18,8 @@ struct ChargesCommand: CommandGroup {
                                     attempt under a new key, or past_due). Find the charge id
                                     with `payhook subscriptions show`.
 
-        Written to audit_log with the operating-system account as the actor
-        (--actor NAME is kept as a note beside it).
+        Written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 

@@ -2,18 +2,32 @@ import Foundation
 
 /// Positional arguments, `--name value` options and `--flag`s of one subcommand.
 struct CommandArguments: Sendable {
-    /// Who runs an action that is audited: the operating-system account running the command,
-    /// which the CLI cannot be lied to about (it reaches the database directly, so it already holds
-    /// more than any admin token). `--actor NAME` is kept as a note beside it, as is `$USER` when it
-    /// names someone else (`sudo -u payhook` keeps the engineer's `$USER`); neither replaces it.
+    /// Who runs an action that is audited, as DESIGN.md's contract fixes it: `--actor NAME`, else
+    /// `$USER`, else the operating system's account name; `nil` when none names anyone (an empty
+    /// `$USER` counts as unset) or `--actor` is given empty (asked for, then left blank: not guessed).
+    /// The name is what the caller says; the account running the command is what the kernel says,
+    /// so when they differ the account goes beside the name as its note (`os:root`), and the audit
+    /// keeps both (an account without a passwd entry is `os:uid:N`).
     func actor(
         _ environment: [String: String], operatingSystemAccount: () -> String? = OperatingSystemAccount.currentName
-    ) -> CommandActor {
-        let account = operatingSystemAccount().flatMap { $0.isEmpty ? nil : $0 } ?? OperatingSystemAccount.numericName()
-        if let flag = values["--actor"], !flag.isEmpty { return CommandActor(name: account, note: flag) }
-        if let user = environment["USER"], !user.isEmpty, user != account { return CommandActor(name: account, note: user) }
-        return CommandActor(name: account, note: nil)
+    ) -> CommandActor? {
+        let account = operatingSystemAccount().flatMap { $0.isEmpty ? nil : $0 }
+        let name: String
+        if let flag = values["--actor"] {
+            guard !flag.isEmpty else { return nil }
+            name = flag
+        } else if let user = environment["USER"], !user.isEmpty {
+            name = user
+        } else if let account {
+            name = account
+        } else {
+            return nil
+        }
+        let verified = account ?? OperatingSystemAccount.numericName()
+        return CommandActor(name: name, note: verified == name ? nil : "os:\(verified)")
     }
+
+    static let missingActor = "who is acting? pass --actor NAME (neither $USER nor an operating-system account name is set); it goes into audit_log"
 
     var positionals: [String] = []
     var values: [String: String] = [:]
@@ -44,8 +58,8 @@ struct CommandArguments: Sendable {
     }
 }
 
-/// The actor of an audited CLI command: the operating-system account, and an unchecked name
-/// given beside it (`--actor`, or a `$USER` that differs from the account).
+/// The actor of an audited CLI command: the name it runs under (`--actor`, `$USER`, the account)
+/// and, when that is not the operating-system account, the account as a note (`os:NAME`).
 struct CommandActor: Sendable, Equatable {
     let name: String
     let note: String?

@@ -26,8 +26,8 @@ struct DeadLettersCommand: CommandGroup {
           discard ID... --note TEXT [--actor NAME] [--json]
                                     marks letters discarded (the work stays failed); needs a note
 
-        Executed actions are written to audit_log with the operating-system account as the
-        actor (--actor NAME is kept as a note beside it).
+        Executed actions are written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 

@@ -63,10 +63,12 @@ extension Subcommand {
         }
     }
 
-    /// Who is acting: the operating-system account, with `--actor` (or a differing `$USER`) as
-    /// a note. Optional so call sites read as before; it is never nil.
+    /// Who is acting (`--actor`, `$USER`, the operating-system account, with the account as a
+    /// note when it differs), or nil after saying that nobody is named (exit 2).
     func actor(_ parsed: CommandArguments) -> CommandActor? {
-        parsed.actor(environment)
+        if let actor = parsed.actor(environment) { return actor }
+        _ = usageError(CommandArguments.missingActor)
+        return nil
     }
 
     /// Who acts when `--execute` is given; a dry run changes nothing and is not audited.

@@ -26,8 +26,8 @@ struct SubscriptionsCommand: CommandGroup {
                                     stop charging until resumed; resuming charges from the next
                                     cycle due at or after now
 
-        Changes are written to audit_log with the operating-system account as the actor
-        (--actor NAME is kept as a note beside it).
+        Changes are written to audit_log with the actor (--actor, else $USER, else the
+        operating-system account).
 
         """
 

@@ -22,7 +22,7 @@ struct VaultTokensCommand: CommandGroup {
 
         Needs the provider's API credentials (PAYHOOK_MERCADOPAGO_ACCESS_TOKEN, or
         PAYHOOK_ADYEN_API_KEY and PAYHOOK_ADYEN_MERCHANT_ACCOUNT). Written to
-        audit_log with the operating-system account as the actor (--actor NAME: a note beside it).
+        audit_log with the actor (--actor, else $USER, else the operating-system account).
 
         """
 
