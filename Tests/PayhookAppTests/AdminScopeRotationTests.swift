@@ -5,7 +5,7 @@ import Testing
 @testable import PayhookAdmin
 
 /// Rotating an admin credential on a running `payhook serve`: edit the file, send SIGHUP.
-@Suite("AdminScope rotation: SIGHUP re-reads the credentials file", .timeLimit(.minutes(3)))
+@Suite("AdminScope rotation: SIGHUP re-reads the credentials file", .timeLimit(.minutes(5)))
 struct AdminScopeRotationTests {
     static let oldToken = "phk_rotation-old-operator", newToken = "phk_rotation-new-operator"
 

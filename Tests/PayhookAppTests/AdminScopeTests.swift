@@ -34,7 +34,7 @@ enum ScopedCredentials {
 
 /// Least privilege on the admin listener: every operation of the OpenAPI document against every
 /// scope, the credentials file, and how refusals are answered, counted and logged.
-@Suite("AdminScope: credentials and scopes on the admin listener", .timeLimit(.minutes(3)))
+@Suite("AdminScope: credentials and scopes on the admin listener", .timeLimit(.minutes(5)))
 struct AdminScopeTests {
     @Test("the credentials file: good lines parse, every bad line is reported by number, and no hash is quoted")
     func credentialsFile() throws {

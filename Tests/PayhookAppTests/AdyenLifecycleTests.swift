@@ -10,7 +10,7 @@ import Testing
 /// refunds reversed, closed offers, adjusted authorisations and currencies whose exponent
 /// differs from ISO 4217. Item shapes follow Adyen's notification mocks (docs/providers.md,
 /// "Adyen: sources of the fixtures").
-@Suite("Adyen lifecycles", .timeLimit(.minutes(3)))
+@Suite("Adyen lifecycles", .timeLimit(.minutes(5)))
 struct AdyenLifecycleTests {
     static func item(_ psp: String, _ original: String?, _ code: String, _ value: Int64, currency: String = "EUR",
                      date: String = "2025-06-02T10:00:00+02:00") -> String {
@@ -186,7 +186,7 @@ struct AdyenLifecycleTests {
     }
 }
 
-@Suite("Adyen disputes reach the merchant", .timeLimit(.minutes(3)))
+@Suite("Adyen disputes reach the merchant", .timeLimit(.minutes(5)))
 struct AdyenDisputeCallbackTests {
     @Test("a re-dated chargeback re-sent in a two-item batch sends no second order.charged_back; a second chargeback does")
     func oneCallbackPerDisputeStage() async throws {

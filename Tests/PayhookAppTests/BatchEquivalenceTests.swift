@@ -8,7 +8,7 @@ import Testing
 /// A processor applies a batch's events one after the other on one transaction, reading what
 /// the batch's earlier events wrote. Whatever it reads once per batch or defers to the batch's
 /// end, the rows must be those of processing each delivery in a batch of its own.
-@Suite("Processing: one batch or one per delivery", .timeLimit(.minutes(3)))
+@Suite("Processing: one batch or one per delivery", .timeLimit(.minutes(5)))
 struct BatchEquivalenceTests {
     /// Everything processing writes, without ids and clocks, history in the order it was written.
     static func fingerprint(_ harness: ProcessingHarness) async throws -> [String] {

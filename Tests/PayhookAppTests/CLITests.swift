@@ -13,7 +13,7 @@ import Testing
 /// Most commands run in-process (`PayhookCLI.capture`); the tests that spawn the built binary
 /// prove that the executable hands stdout, stderr and the exit status to its parent, or need
 /// separate processes (two migrations racing, `serve`).
-@Suite("payhook command line", .timeLimit(.minutes(2)))
+@Suite("payhook command line", .timeLimit(.minutes(5)))
 struct CLITests {
     @Test("version and help exit 0 and print to stdout")
     func versionAndHelp() async throws {

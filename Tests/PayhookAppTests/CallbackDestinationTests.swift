@@ -10,7 +10,7 @@ import Testing
 
 /// An order's own callback_url, set through the admin API, must not let its caller reach the
 /// services beside payhook; the operator's PAYHOOK_FULFILLMENT_URL is trusted as configured.
-@Suite("Callback destinations", .timeLimit(.minutes(3)))
+@Suite("Callback destinations", .timeLimit(.minutes(5)))
 struct CallbackDestinationTests {
     static func loopbackAllowed() throws -> FulfillmentSettings {
         var settings = FulfillmentSettings()

@@ -13,7 +13,7 @@ import Testing
 
 /// The batched statements of `charge_recurring`: first attempts marked together, successes
 /// settled together, and the one-by-one path taking over whatever a batch must not decide.
-@Suite("Charge batching", .timeLimit(.minutes(3)))
+@Suite("Charge batching", .timeLimit(.minutes(5)))
 struct ChargeBatchingTests {
     /// One due first attempt per provider, scheduled; returns their keys (as stored) by provider.
     private func scheduleOnePerProvider(_ harness: SubscriptionHarness) async throws -> [ProviderID: (subscription: Int64, key: String)] {

@@ -68,7 +68,7 @@ struct ConsoleHarness: Sendable {
     }
 }
 
-@Suite("On-call console", .timeLimit(.minutes(3)))
+@Suite("On-call console", .timeLimit(.minutes(5)))
 struct ConsoleTests {
     @Test("interpolated strings are escaped; markup built from HTML values is not")
     func escaping() {

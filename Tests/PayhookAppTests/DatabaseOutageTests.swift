@@ -12,7 +12,7 @@ import Testing
 /// While the database is unreachable ingress answers 503 (the provider retries), never 2xx;
 /// once it is back, the same process accepts again (DESIGN.md invariant 1).
 /// Runs on a cluster of its own (port 54343): the shared test server is never stopped.
-@Suite("Ingress during a database outage", .timeLimit(.minutes(2)))
+@Suite("Ingress during a database outage", .timeLimit(.minutes(5)))
 struct DatabaseOutageTests {
     @Test("deliveries are answered 503 while PostgreSQL is down and 200 again after it restarts, without restarting payhook")
     func outageAndRecovery() async throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import PayhookSubscriptions
 
 /// `/v1/dead-letters` on the admin listener: bearer token, JSON, stable error codes.
-@Suite("Dead letters on the admin API", .timeLimit(.minutes(2)))
+@Suite("Dead letters on the admin API", .timeLimit(.minutes(5)))
 struct DeadLetterAdminAPITests {
     static let auth = [("Authorization", "Bearer \(TestSecrets.adminToken)")]
 

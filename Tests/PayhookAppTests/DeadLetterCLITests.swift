@@ -14,7 +14,7 @@ import Testing
 /// `payhook dead-letters` and `payhook inbound reprocess` as an on-call engineer runs them: the
 /// command line run in-process against a fresh schema, judged by its output, exit code and the
 /// tables.
-@Suite("Dead letters on the command line", .timeLimit(.minutes(3)))
+@Suite("Dead letters on the command line", .timeLimit(.minutes(5)))
 struct DeadLetterCLITests {
     @Test("list shows open letters by default and filters by provider, source, reason, status and age")
     func listAndFilter() async throws {

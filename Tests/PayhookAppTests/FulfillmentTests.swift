@@ -11,7 +11,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Fulfillment of paid orders", .timeLimit(.minutes(3)))
+@Suite("Fulfillment of paid orders", .timeLimit(.minutes(5)))
 struct FulfillmentTests {
     static func registration(_ reference: String, value: Int64 = 1999, currency: String = "EUR",
                              provider: String = "adyen", extra: String = "") -> String {

@@ -10,7 +10,7 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 
-@Suite("Health, readiness and metrics", .timeLimit(.minutes(2)))
+@Suite("Health, readiness and metrics", .timeLimit(.minutes(5)))
 struct HealthAndMetricsTests {
     @Test("/healthz is 200 and /readyz is 200 on a migrated schema, on both listeners")
     func healthyAndReady() async throws {

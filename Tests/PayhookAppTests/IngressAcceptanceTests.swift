@@ -11,7 +11,7 @@ import Testing
 
 /// Valid deliveries end as exactly one durable `inbound_events` row, answered 200 only after
 /// the commit (DESIGN.md invariant 1). Deliveries are signed here, independently of the verifiers.
-@Suite("Ingress accepts signed deliveries", .timeLimit(.minutes(2)))
+@Suite("Ingress accepts signed deliveries", .timeLimit(.minutes(5)))
 struct IngressAcceptanceTests {
     enum Provider: String, CaseIterable, Sendable {
         case mercadopago, adyen, pxp

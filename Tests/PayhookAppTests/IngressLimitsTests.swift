@@ -12,7 +12,7 @@ import Testing
 
 /// Method, media type and size limits, and one slow or oversized client never holding up a
 /// genuine delivery.
-@Suite("Ingress limits", .timeLimit(.minutes(2)))
+@Suite("Ingress limits", .timeLimit(.minutes(5)))
 struct IngressLimitsTests {
     @Test("GET on a webhook route is answered 405 with Allow: POST")
     func getIsNotAllowed() async throws {
@@ -88,7 +88,7 @@ struct IngressLimitsTests {
 }
 
 /// One client address cannot take the ingress offline for the others (issue 24).
-@Suite("Ingress under hostile load", .timeLimit(.minutes(3)))
+@Suite("Ingress under hostile load", .timeLimit(.minutes(5)))
 struct IngressHostileLoadTests {
     @Test("a client holding more half-open connections than its limit keeps only its share; another address is served")
     func halfOpenConnectionsPerClient() async throws {

@@ -11,7 +11,7 @@ import Testing
 
 /// A delivery that does not verify is never acknowledged (401) and never stored in
 /// `inbound_events`; it is recorded, bounded, in `rejected_deliveries` (DESIGN.md invariant 2).
-@Suite("Ingress refuses deliveries that do not verify", .timeLimit(.minutes(2)))
+@Suite("Ingress refuses deliveries that do not verify", .timeLimit(.minutes(5)))
 struct IngressRejectionTests {
     enum Forgery: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case mercadoPagoWrongSecret, mercadoPagoTamperedDataID, mercadoPagoMissingSignature, mercadoPagoStaleTimestamp

@@ -10,7 +10,7 @@ import Testing
 /// A Mercado Pago order paid, then charged back, in the shape Mercado Pago documents
 /// (`country_code`, no `currency`; the chargeback in `transactions.chargebacks[]`; sources in
 /// docs/providers.md): the merchant hears `order.paid`, then `order.charged_back`, as for Adyen.
-@Suite("Mercado Pago chargebacks reach the merchant", .timeLimit(.minutes(3)))
+@Suite("Mercado Pago chargebacks reach the merchant", .timeLimit(.minutes(5)))
 struct MercadoPagoChargebackFulfillmentTests {
     static func order(status: String, detail: String, chargebacks: String = "") -> String {
         """

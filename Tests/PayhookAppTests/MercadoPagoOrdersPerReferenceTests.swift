@@ -12,7 +12,7 @@ import Testing
 /// case `mercadopago/failed-then-paid-same-reference.json`, whose bodies these are; sources
 /// there). Every provider order with the reference links to the registered order, fulfillment
 /// counts the paid one, and no delivery is dead-lettered for sharing the reference.
-@Suite("Mercado Pago: several provider orders per merchant reference", .timeLimit(.minutes(3)))
+@Suite("Mercado Pago: several provider orders per merchant reference", .timeLimit(.minutes(5)))
 struct MercadoPagoOrdersPerReferenceTests {
     static let failedID = "ORD01RETRYA00000000000000000000"
     static let paidID = "ORD01RETRYB00000000000000000000"

@@ -13,7 +13,7 @@ import Testing
 /// Mercado Pago names a saved card by its card id, but charges it through a payment profile
 /// (`automatic_payments.payment_profile_id`): payhook charges only with what the API accepts
 /// (docs/providers.md, "Card ids are not payment profiles").
-@Suite("Mercado Pago card ids and payment profiles", .timeLimit(.minutes(3)))
+@Suite("Mercado Pago card ids and payment profiles", .timeLimit(.minutes(5)))
 struct MercadoPagoTokenKindTests {
     func seed(_ harness: SubscriptionHarness, token: String, kind: String?, profile: String?) async throws -> Int64 {
         let rows = try await harness.pool.query("""

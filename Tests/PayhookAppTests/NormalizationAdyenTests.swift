@@ -9,7 +9,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Normalization: Adyen", .timeLimit(.minutes(3)))
+@Suite("Normalization: Adyen", .timeLimit(.minutes(5)))
 struct NormalizationAdyenTests {
     /// The five deliveries of one payment's life: authorise (with a new token), capture, a
     /// partial refund delivered twice under different dedup keys, and the rest refunded.

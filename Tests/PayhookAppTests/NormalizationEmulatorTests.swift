@@ -13,7 +13,7 @@ import Testing
 
 /// Processing with the real HTTP clients against the in-repo provider emulator: what the other
 /// normalization suites check with in-memory fakes, here across real HTTP, credentials and faults.
-@Suite("Normalization through the provider emulator", .timeLimit(.minutes(2)))
+@Suite("Normalization through the provider emulator", .timeLimit(.minutes(5)))
 struct NormalizationEmulatorTests {
     struct Setup {
         let harness: ProcessingHarness
@@ -100,7 +100,7 @@ struct NormalizationEmulatorTests {
     }
 }
 
-@Suite("Mercado Pago first payment reference", .timeLimit(.minutes(2)))
+@Suite("Mercado Pago first payment reference", .timeLimit(.minutes(5)))
 struct MercadoPagoFirstPaymentTests {
     @Test("processing the order that registered a card stores its payment id on the vault token, once")
     func storesFirstPayment() async throws {

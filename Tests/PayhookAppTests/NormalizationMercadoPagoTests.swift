@@ -9,7 +9,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Normalization: Mercado Pago", .timeLimit(.minutes(3)))
+@Suite("Normalization: Mercado Pago", .timeLimit(.minutes(5)))
 struct NormalizationMercadoPagoTests {
     static let t0 = Date(timeIntervalSince1970: 1_742_900_000)
 

@@ -9,7 +9,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Normalization: PXP", .timeLimit(.minutes(3)))
+@Suite("Normalization: PXP", .timeLimit(.minutes(5)))
 struct NormalizationPXPTests {
     static func fetched(_ id: String, _ state: String, _ status: PaymentStatus, refunded: Int64? = nil) -> PaymentSnapshot {
         PaymentSnapshot(provider: .pxp, account: "PAYHOOK-1", providerPaymentID: id, merchantReference: "order-\(id)",

@@ -11,7 +11,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(2)))
+@Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(5)))
 struct OnCallMaintenanceTests {
     @Test("retention deletes old processed deliveries, also those history came from, and old rejected ones, in batches")
     func retention() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// keeps the contract's order (`--actor`, `$USER`, the operating-system account) and notes the
 /// account beside the name when they differ. Containers and cron jobs often run without `$USER`;
 /// refusing there made `dead-letters replay --execute` fail for the on-call engineer.
-@Suite("The actor of audited CLI commands", .timeLimit(.minutes(2)))
+@Suite("The actor of audited CLI commands", .timeLimit(.minutes(5)))
 struct OperatorActorTests {
     /// `accountName()`, or a placeholder no test expects when the user has no passwd entry
     /// (the tests that compare with it then fail, naming it).

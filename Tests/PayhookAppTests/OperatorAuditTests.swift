@@ -5,7 +5,7 @@ import Testing
 @testable import PayhookProcessing
 
 /// What changes money is on record with who did it.
-@Suite("Operator audit", .timeLimit(.minutes(3)))
+@Suite("Operator audit", .timeLimit(.minutes(5)))
 struct OperatorAuditTests {
     @Test("registering an order is audited with its actor and values; repeating the same registration writes nothing more")
     func orderRegistrationAudited() async throws {

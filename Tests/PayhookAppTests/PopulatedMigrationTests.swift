@@ -4,7 +4,7 @@ import PayhookTestSupport
 import Testing
 @testable import PayhookApp
 
-@Suite("Migrations on a populated schema", .timeLimit(.minutes(2)))
+@Suite("Migrations on a populated schema", .timeLimit(.minutes(5)))
 struct PopulatedMigrationTests {
     /// Every table that holds rows by id; each is fingerprinted before and after.
     static let tables = [

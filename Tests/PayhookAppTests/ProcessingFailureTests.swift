@@ -11,7 +11,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Processing: failures, retries, races and the run loop", .timeLimit(.minutes(3)))
+@Suite("Processing: failures, retries, races and the run loop", .timeLimit(.minutes(5)))
 struct ProcessingFailureTests {
     @Test("an unparseable body is retried with backoff, then dead-lettered as payload_invalid after the configured attempts")
     func unparseable() async throws {

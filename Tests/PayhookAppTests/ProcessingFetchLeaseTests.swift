@@ -14,7 +14,7 @@ import Testing
 /// Provider fetches run outside any transaction (docs/decisions/0011): a platform's
 /// `idle_in_transaction_session_timeout` (or PostgreSQL 17's `transaction_timeout`, or a
 /// pooler's transaction timeout) shorter than a slow fetch costs no event an attempt.
-@Suite("Processing: provider fetches outside the transaction", .timeLimit(.minutes(3)))
+@Suite("Processing: provider fetches outside the transaction", .timeLimit(.minutes(5)))
 struct ProcessingFetchLeaseTests {
     /// A provider API that answers after `delay`.
     final class SlowClient: PaymentProviderClient, Sendable {

@@ -5,7 +5,7 @@ import Testing
 /// How PostgreSQL plans the statements a processing batch runs once per batch, as a pooled
 /// connection runs them: prepared, with the generic plan it caches, against statistics of a
 /// running inbox (many processed rows, few pending).
-@Suite("Processing: statement plans", .timeLimit(.minutes(3)))
+@Suite("Processing: statement plans", .timeLimit(.minutes(5)))
 struct ProcessingPlanTests {
     /// The plan PostgreSQL caches for `sql` once it is prepared, for the given argument list, in
     /// a migrated database of its own holding what `setup` wrote and analyzed.

@@ -24,7 +24,7 @@ struct ProviderCorpusTests {
 
 /// The runner itself: a wrong expectation must fail, and a malformed case must be refused, or
 /// the corpus could pass while checking nothing.
-@Suite("Provider corpus runner", .timeLimit(.minutes(3)), .serialized)
+@Suite("Provider corpus runner", .timeLimit(.minutes(5)), .serialized)
 struct ProviderCorpusRunnerTests {
     /// A captured PXP transaction: the smallest case that exercises every table the runner reads.
     static func capturedCase(expect: String) -> String {

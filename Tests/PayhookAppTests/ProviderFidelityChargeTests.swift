@@ -16,7 +16,7 @@ import Testing
 /// What each provider's reference says a merchant-initiated charge must carry, checked end to
 /// end: scheduler, charge jobs, the real clients, and the emulator, which refuses a request the
 /// real API would refuse and records the fields that tell the charges apart.
-@Suite("Provider fidelity of recurring charges", .timeLimit(.minutes(3)))
+@Suite("Provider fidelity of recurring charges", .timeLimit(.minutes(5)))
 struct ProviderFidelityChargeTests {
     /// `MerchantInitiatedInitialRecurring` is PXP's setup transaction that saves the card
     /// (https://developer.pxp.io/guides/transactions/e-commerce/recurring-payments), which

@@ -14,7 +14,7 @@ import Testing
 /// are asked through the in-repo emulator over real HTTP (their documented shapes, sources in
 /// docs/providers.md and `ProviderEmulator+Demo`); Adyen has no payment lookup and is raised
 /// for a person instead.
-@Suite("Provider sweep: what providers never send", .timeLimit(.minutes(3)))
+@Suite("Provider sweep: what providers never send", .timeLimit(.minutes(5)))
 struct ProviderSweepTests {
     struct Setup {
         let harness: ProcessingHarness

@@ -11,7 +11,7 @@ import Testing
 /// A restored backup (or a staging database cloned from production) repeats the installation's
 /// key namespace and rolls its id sequences back, while the provider and the merchant keep what
 /// they saw. Nothing payhook sends out may repeat then.
-@Suite("Restore-safe keys", .timeLimit(.minutes(3)))
+@Suite("Restore-safe keys", .timeLimit(.minutes(5)))
 struct RestoreSafeKeyTests {
     @Test("after a backup is restored, the same subscription id and cycle send a new idempotency key and a new callback webhook-id")
     func restoredBackupRepeatsNoKeyAndNoWebhookID() async throws {

@@ -10,7 +10,7 @@ import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
 
-@Suite("Retention: bounded tables, deduplication kept, several sweepers", .timeLimit(.minutes(3)))
+@Suite("Retention: bounded tables, deduplication kept, several sweepers", .timeLimit(.minutes(5)))
 struct RetentionTests {
     @Test("an inbox retention shorter than the providers' 30-day retry window is refused; 0 and 30 are accepted")
     func inboxMinimum() throws {

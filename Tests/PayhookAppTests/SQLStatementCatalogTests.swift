@@ -4,7 +4,7 @@ import Testing
 
 /// Every named statement against the migrated schema: a renamed column, or a parameter whose
 /// type PostgreSQL cannot infer, fails here under the statement's name instead of in production.
-@Suite("SQL statement catalog", .timeLimit(.minutes(3)))
+@Suite("SQL statement catalog", .timeLimit(.minutes(5)))
 struct SQLStatementCatalogTests {
     @Test("every named SQL statement prepares against the migrated schema")
     func prepareAll() async throws {

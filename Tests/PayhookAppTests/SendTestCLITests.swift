@@ -8,7 +8,7 @@ import Testing
 
 /// `payhook send-test` against the built `payhook serve`: what it sends is accepted as genuine,
 /// stored under the dedup key it prints, and (with `--emulator`) processed end to end.
-@Suite("payhook send-test", .timeLimit(.minutes(3)))
+@Suite("payhook send-test", .timeLimit(.minutes(5)))
 struct SendTestCLITests {
     /// The dedup key from the `  dedup key: …` line of send-test's output.
     static func dedupKeys(in output: String) -> [String] {

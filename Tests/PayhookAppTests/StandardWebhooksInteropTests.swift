@@ -10,7 +10,7 @@ import Testing
 
 /// Our callbacks checked by someone else's code: the reference `standardwebhooks` package from
 /// PyPI (installed by ops/test into a virtualenv named by `PAYHOOK_PYTHON_VERIFIER`).
-@Suite("Standard Webhooks interoperability", .timeLimit(.minutes(2)))
+@Suite("Standard Webhooks interoperability", .timeLimit(.minutes(5)))
 struct StandardWebhooksInteropTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Scripts/verify_standard_webhook.py").path

@@ -377,7 +377,7 @@ struct HTTPServerTests {
     /// drives libmicrohttpd's epoll itself (`EpollDaemonLoop`, docs/decisions/0009), which is
     /// what ingress runs, so this is the check that the flaw stays out of reach there.
     @Test("128 requests that arrive while the polling thread is busy are all served at once, not after the idle timeout",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(5)))
     func burstOfExactlyOneEpollBatch() async throws {
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)

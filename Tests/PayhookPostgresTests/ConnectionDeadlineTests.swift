@@ -6,7 +6,7 @@ import Testing
 /// A server that stops answering (hung primary, partition) must not hold a caller: every call
 /// has a client-side deadline, and a connection that missed one is never reused.
 /// `pg_sleep` stands in for the silent server: from the client's side the two look the same.
-@Suite("Database call deadlines and read-only servers", .timeLimit(.minutes(3)))
+@Suite("Database call deadlines and read-only servers", .timeLimit(.minutes(5)))
 struct ConnectionDeadlineTests {
     @Test("a call the server does not answer within the deadline fails as a lost connection, and the connection is broken")
     func callOutlivesDeadline() async throws {

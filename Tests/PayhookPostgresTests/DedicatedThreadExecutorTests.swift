@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("DedicatedThreadExecutor", .timeLimit(.minutes(3)))
+@Suite("DedicatedThreadExecutor", .timeLimit(.minutes(5)))
 struct DedicatedThreadExecutorTests {
     /// The calling thread.
     private static func threadID() -> UInt { UInt(pthread_self()) }

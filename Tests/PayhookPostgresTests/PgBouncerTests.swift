@@ -6,7 +6,7 @@ import Testing
 /// Clients sharing server sessions through Debian's PgBouncer (1.18) in transaction mode, which
 /// hands each transaction, or each statement outside one, whichever server session is free.
 /// Each test runs a cluster of its own with PgBouncer in front (`ops/pgbouncer`).
-@Suite("Through PgBouncer in transaction mode", .timeLimit(.minutes(3)))
+@Suite("Through PgBouncer in transaction mode", .timeLimit(.minutes(5)))
 struct PgBouncerTests {
     /// Statements of different texts and arities, every client running all of them, odd and
     /// even clients in opposite orders: a client's first statement is not the other's first.

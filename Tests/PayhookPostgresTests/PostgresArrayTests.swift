@@ -34,7 +34,7 @@ struct PostgresArrayUnitTests {
     }
 }
 
-@Suite("Binary array binds against a real server", .timeLimit(.minutes(3)))
+@Suite("Binary array binds against a real server", .timeLimit(.minutes(5)))
 struct PostgresArrayTests {
     @Test("text, jsonb, int8 and int4 arrays arrive element for element, NULLs, escapes and empty arrays included")
     func roundTrip() async throws {
@@ -91,7 +91,7 @@ struct PostgresArrayTests {
     }
 }
 
-@Suite("Binary timestamptz array binds", .timeLimit(.minutes(3)))
+@Suite("Binary timestamptz array binds", .timeLimit(.minutes(5)))
 struct PostgresTimestampArrayTests {
     /// `count` dates within one day, with arbitrary sub-microsecond parts, from a fixed seed.
     static func clockLikeDates(_ count: Int, seed: UInt64) -> [Date] {

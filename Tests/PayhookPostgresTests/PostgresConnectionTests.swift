@@ -2,7 +2,7 @@ import Foundation
 import PayhookPostgres
 import Testing
 
-@Suite("PostgresConnection against a real server", .timeLimit(.minutes(3)))
+@Suite("PostgresConnection against a real server", .timeLimit(.minutes(5)))
 struct PostgresConnectionTests {
     @Test("hostile strings travel as binds and come back unchanged, and the SQL around them is untouched")
     func hostileStringsRoundTrip() async throws {

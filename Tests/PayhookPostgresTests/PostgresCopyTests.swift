@@ -24,7 +24,7 @@ struct PostgresCopyRowsUnitTests {
     }
 }
 
-@Suite("Binary COPY against a real server", .timeLimit(.minutes(3)))
+@Suite("Binary COPY against a real server", .timeLimit(.minutes(5)))
 struct PostgresCopyTests {
     static let table = """
         CREATE TABLE copied (

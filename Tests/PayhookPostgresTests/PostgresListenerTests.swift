@@ -3,7 +3,7 @@ import PayhookPostgres
 import PayhookTestSupport
 import Testing
 
-@Suite("PostgresListener", .timeLimit(.minutes(3)))
+@Suite("PostgresListener", .timeLimit(.minutes(5)))
 struct PostgresListenerTests {
     @Test("NOTIFY on a listened channel is delivered with its payload, after the ready signal")
     func deliversNotifications() async throws {

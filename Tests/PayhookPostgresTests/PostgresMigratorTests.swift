@@ -27,7 +27,7 @@ struct MigrationFileNameTests {
     }
 }
 
-@Suite("PostgresMigrator", .timeLimit(.minutes(3)))
+@Suite("PostgresMigrator", .timeLimit(.minutes(5)))
 struct PostgresMigratorTests {
     static func migrations() throws -> [Migration] {
         [

@@ -4,7 +4,7 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 
-@Suite("PostgresPool", .timeLimit(.minutes(3)))
+@Suite("PostgresPool", .timeLimit(.minutes(5)))
 struct PostgresPoolTests {
     @Test("the pool never opens more than maxConnections; the next caller waits, then times out")
     func boundedWithTimeout() async throws {

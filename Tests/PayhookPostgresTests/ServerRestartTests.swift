@@ -4,7 +4,7 @@ import PayhookTestSupport
 import Testing
 
 /// Stops and starts a cluster of each test's own (`DedicatedCluster`), never the shared server.
-@Suite("Surviving a server restart", .timeLimit(.minutes(2)))
+@Suite("Surviving a server restart", .timeLimit(.minutes(5)))
 struct ServerRestartTests {
     @Test("the pool keeps working across a server restart without being recreated")
     func poolSurvivesRestart() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// A handler's outside call (a provider charge) must never run while another worker may hold
 /// the same job: these tests hold `JobLease` and the worker to that.
-@Suite("Job leases seen by handlers", .timeLimit(.minutes(2)))
+@Suite("Job leases seen by handlers", .timeLimit(.minutes(5)))
 struct JobLeaseTests {
     /// A call that runs until cancelled; returns whether it was cancelled.
     private static func untilCancelled() async -> Bool {

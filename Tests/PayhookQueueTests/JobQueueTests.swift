@@ -4,7 +4,7 @@ import PayhookPostgres
 import PayhookTestSupport
 import Testing
 
-@Suite("Job store", .timeLimit(.minutes(3)))
+@Suite("Job store", .timeLimit(.minutes(5)))
 struct JobQueueTests {
     @Test("a job enqueued in a transaction that rolls back does not exist")
     func enqueueRollsBack() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Every `payhook serve` with the worker role runs a rescuer, so several always run at once
 /// against one database.
-@Suite("Job rescuer", .timeLimit(.minutes(2)))
+@Suite("Job rescuer", .timeLimit(.minutes(5)))
 struct JobRescuerTests {
     @Test("two rescuers with their own pools, at once over many expired jobs, rescue each once and dead-letter each exhausted one once")
     func twoRescuersAtOnce() async throws {

@@ -5,7 +5,7 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 
-@Suite("Job worker", .timeLimit(.minutes(2)))
+@Suite("Job worker", .timeLimit(.minutes(5)))
 struct JobWorkerTests {
     @Test("two workers with their own pools run each of 200 jobs exactly once")
     func twoWorkersExactlyOnce() async throws {
