@@ -191,18 +191,32 @@ package final class InboundEventProcessor: Sendable {
     }
 
     private func work(_ wakes: AsyncStream<Void>) async {
+        await Self.claimLoop(wakes: wakes, batchSize: settings.batchSize, isStopped: { self.isStopped },
+                             batch: { try await self.processBatch() },
+                             afterFailure: { error, pause in
+            self.logger.error("inbound event batch failed", ["error": .string(String(describing: error))])
+            try? await Task.sleep(for: pause)
+        })
+    }
+
+    /// One worker's claim loop: on each wake, runs batches while they come back full.
+    ///
+    /// When a batch fails as a whole (the database is unreachable), `afterFailure` gets the error
+    /// and how long to pause, rather than spin; the next wake or poll tries again.
+    /// Separate from the processor so that tests drive it with scripted batches and record the
+    /// pauses instead of sleeping.
+    static func claimLoop(wakes: AsyncStream<Void>, batchSize: Int, isStopped: () -> Bool,
+                          batch: () async throws -> BatchOutcome,
+                          afterFailure: (any Error, Duration) async -> Void) async {
         for await _ in wakes {
             var backoff = Duration.milliseconds(50)
-            while !isStopped {
+            while !isStopped() {
                 do {
-                    let outcome = try await processBatch()
+                    let outcome = try await batch()
                     backoff = .milliseconds(50)
-                    if outcome.claimed < settings.batchSize { break }
+                    if outcome.claimed < batchSize { break }
                 } catch {
-                    // The database is unreachable or the batch failed as a whole: wait a little
-                    // rather than spin; the next wake or poll tries again.
-                    logger.error("inbound event batch failed", ["error": .string(String(describing: error))])
-                    try? await Task.sleep(for: backoff)
+                    await afterFailure(error, backoff)
                     backoff = min(backoff * 2, .seconds(2))
                     break
                 }
