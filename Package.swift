@@ -30,7 +30,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        // Domain values, no I/O.
+        // Domain values, observability and shared concurrency pieces; no database, network or file
+        // access (its one I/O is the logger writing to standard output).
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
         // Infrastructure: each imports exactly one C library (HTTP two: server and client).
         .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto"], swiftSettings: swiftSettings),
