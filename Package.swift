@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres", "PayhookTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders", "PayhookTestSupport"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookEmulatorTests",
