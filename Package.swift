@@ -30,10 +30,11 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        // Domain values, no I/O.
+        // Domain values, observability and shared concurrency pieces; no database, network or file
+        // access (its one I/O is the logger writing to standard output).
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
         // Infrastructure: each imports exactly one C library (HTTP two: server and client).
-        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCore", "PayhookCrypto"], swiftSettings: swiftSettings),
+        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto"], swiftSettings: swiftSettings),
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.
@@ -51,11 +52,11 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // On-call operations: dead letters, replay, inbound reprocessing, retention, gauges.
         .target(name: "PayhookOperations",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookQueue", "PayhookAdmin"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin"],
                 swiftSettings: swiftSettings),
         // Webhook ingress: verification, limits, group commit into inbound_events.
         .target(name: "PayhookIngress",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders"],
                 swiftSettings: swiftSettings),
         // Processing, orders, fulfillment and merchant callbacks.
         .target(name: "PayhookProcessing",
@@ -91,11 +92,11 @@ let package = Package(
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres", "PayhookTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders", "PayhookTestSupport"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookEmulatorTests",
-                    dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore", "PayhookCrypto"],
+                    dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),

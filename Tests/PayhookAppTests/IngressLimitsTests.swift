@@ -61,7 +61,7 @@ struct IngressLimitsTests {
     @Test("clients stalled mid-headers do not hold up a concurrent valid delivery")
     func slowClientsDoNotBlock() async throws {
         try await IngressHarness.with("limits_slow") { (ingress) async throws in
-            // More stalled connections than the server has polling threads.
+            // Several stalled connections: the one event-loop thread must keep serving others.
             var stalled: [RawTestConnection] = []
             for _ in 0..<8 {
                 let connection = try #require(RawTestConnection(port: ingress.port))

@@ -21,6 +21,38 @@ struct ProcessingUnitTests {
         #expect(abs(policy.delay(afterAttempt: attempt, unitRandom: jitter).seconds - seconds) < 0.001)
     }
 
+    /// Runs the claim loop over `wakes` wake-ups with scripted batch results (`nil`: the batch
+    /// fails as a whole) and returns the pauses it asked for after failures, in whole
+    /// milliseconds, in order.
+    private func claimLoopPauses(wakes: Int, batches: [BatchOutcome?]) async -> [Int] {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        for _ in 0..<wakes { continuation.yield() }
+        continuation.finish()
+        var remaining = batches[...]
+        var pauses: [Duration] = []
+        struct BatchFailed: Error {}
+        await InboundEventProcessor.claimLoop(
+            wakes: stream, batchSize: 10, backoff: ProcessorSettings().batchFailureBackoff, isStopped: { false },
+            batch: {
+                guard let next = remaining.popFirst(), let outcome = next else { throw BatchFailed() }
+                return outcome
+            },
+            afterFailure: { _, pause in pauses.append(pause) })
+        return pauses.map { Int(($0.seconds * 1000).rounded()) }
+    }
+
+    @Test("the claim loop's pause after a failed batch doubles across wakes up to its cap")
+    func claimLoopBackoffGrowsAcrossWakes() async {
+        let pauses = await claimLoopPauses(wakes: 8, batches: [])
+        #expect(pauses == [50, 100, 200, 400, 800, 1600, 2000, 2000])
+    }
+
+    @Test("a batch that succeeds starts the claim loop's pause over from its base")
+    func claimLoopBackoffResetsAfterSuccess() async {
+        let pauses = await claimLoopPauses(wakes: 5, batches: [nil, nil, BatchOutcome(claimed: 3), nil, nil])
+        #expect(pauses == [50, 100, 50, 100])
+    }
+
     @Test("the next attempt is due from the injected clock; the last attempt exhausts")
     func nextAttempt() {
         var policy = ProcessorSettings()

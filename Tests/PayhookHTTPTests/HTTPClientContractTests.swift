@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookHTTP

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PayhookTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

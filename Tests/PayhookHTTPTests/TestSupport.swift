@@ -38,17 +38,6 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     }
 }
 
-/// Polls a condition until it holds or `seconds` pass; returns whether it held.
-/// Used only where the server offers no event to wait for (a callback on its own thread).
-func eventually(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
-
 struct RawResponse: Sendable {
     var status: Int
     var headers: [(String, String)]

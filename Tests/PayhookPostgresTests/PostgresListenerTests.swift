@@ -65,18 +65,32 @@ struct PostgresListenerTests {
         }
     }
 
-    @Test("stop finishes the notification stream")
-    func stopFinishesStream() async throws {
-        let conninfo = try TestDatabase.url()
-        let listener = PostgresListener.start(conninfo: conninfo, channels: ["stop_test"])
-        let finished = Latch()
-        let consumer = Task {
-            for await _ in listener.notifications {}
-            finished.open()
+    @Test("stop closes the listening session and finishes the notification stream; a second stop is harmless")
+    func stopClosesSessionAndFinishesStream() async throws {
+        try await TestDatabase.withSchema { conninfo in
+            let channel = "stop_\(UInt32.random(in: 0...UInt32.max))"
+            // No keep-alive query (callDeadline nil), so the session's last statement stays its LISTEN.
+            let listener = PostgresListener.start(conninfo: conninfo, channels: [channel], callDeadline: nil)
+            let recorder = NotificationRecorder(listener)
+            defer { recorder.cancel() }
+            #expect(await eventually { recorder.count(channel: "") == 1 }, "listener never signalled readiness")
+
+            let admin = try await PostgresConnection.connect(conninfo)
+            defer { admin.close() }
+            let listeningSessions = { () async throws -> Int64 in
+                try await admin.query("""
+                    SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE pid <> pg_backend_pid() AND query LIKE 'LISTEN %' AND query LIKE '%' || $1 || '%'
+                    """, [.text(channel)]).rows[0].decode("n")
+            }
+            #expect(try await listeningSessions() == 1)
+
+            listener.stop()
+            listener.stop()
+            await recorder.finished.wait()
+            #expect(await eventually { (try? await listeningSessions()) == 0 }, "the LISTEN session outlived stop")
+            try await admin.query("SELECT pg_notify($1, 'after stop')", [.text(channel)])
+            #expect(recorder.all == [PostgresNotification(channel: "", payload: "")])
         }
-        listener.stop()
-        listener.stop()
-        await finished.wait()
-        await consumer.value
     }
 }

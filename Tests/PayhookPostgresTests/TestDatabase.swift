@@ -63,12 +63,16 @@ final class NotificationRecorder: Sendable {
     }
     private let storage = Storage()
     private let consumer: Task<Void, Never>
+    /// Opens when the listener's stream has finished.
+    let finished = Latch()
 
     init(_ listener: PostgresListener) {
         let stream = listener.notifications
         let storage = self.storage
+        let finished = self.finished
         consumer = Task {
             for await notification in stream { storage.items.withLock { $0.append(notification) } }
+            finished.open()
         }
     }
 

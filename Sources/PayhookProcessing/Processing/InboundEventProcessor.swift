@@ -28,6 +28,11 @@ package struct ProcessorSettings: Sendable, Equatable {
     /// outage every processor fails the same events at once, and this spreads their retries
     /// while keeping a floor, so no retry comes back immediately.
     package var retry = RetryPolicy(base: .seconds(1), maximum: .seconds(600), jitter: 0.5)
+    /// How long a claim loop pauses after a batch failed as a whole (the database unreachable):
+    /// doubling with each consecutive failure, across wakes, and back to the base once a batch
+    /// succeeds, so an outage costs a few attempts rather than one per wake. No jitter: the
+    /// pause only paces this process's own retries.
+    var batchFailureBackoff = RetryPolicy(base: .milliseconds(50), maximum: .seconds(2), jitter: 0)
     /// Attempts after which the event is dead (`PAYHOOK_MAX_ATTEMPTS`).
     package var maxAttempts = 8
 
@@ -191,19 +196,35 @@ package final class InboundEventProcessor: Sendable {
     }
 
     private func work(_ wakes: AsyncStream<Void>) async {
+        await Self.claimLoop(wakes: wakes, batchSize: settings.batchSize, backoff: settings.batchFailureBackoff,
+                             isStopped: { self.isStopped },
+                             batch: { try await self.processBatch() },
+                             afterFailure: { error, pause in
+            self.logger.error("inbound event batch failed", ["error": .string(String(describing: error))])
+            try? await Task.sleep(for: pause)
+        })
+    }
+
+    /// One worker's claim loop: on each wake, runs batches while they come back full.
+    ///
+    /// When a batch fails as a whole (the database is unreachable), `afterFailure` gets the error
+    /// and how long to pause, rather than spin; the next wake or poll tries again. The pause grows
+    /// by `backoff` with each consecutive failed batch, whichever wake ran it.
+    /// Separate from the processor so that tests drive it with scripted batches and record the
+    /// pauses instead of sleeping.
+    static func claimLoop(wakes: AsyncStream<Void>, batchSize: Int, backoff: RetryPolicy, isStopped: () -> Bool,
+                          batch: () async throws -> BatchOutcome,
+                          afterFailure: (any Error, Duration) async -> Void) async {
+        var consecutiveFailures = 0
         for await _ in wakes {
-            var backoff = Duration.milliseconds(50)
-            while !isStopped {
+            while !isStopped() {
                 do {
-                    let outcome = try await processBatch()
-                    backoff = .milliseconds(50)
-                    if outcome.claimed < settings.batchSize { break }
+                    let outcome = try await batch()
+                    consecutiveFailures = 0
+                    if outcome.claimed < batchSize { break }
                 } catch {
-                    // The database is unreachable or the batch failed as a whole: wait a little
-                    // rather than spin; the next wake or poll tries again.
-                    logger.error("inbound event batch failed", ["error": .string(String(describing: error))])
-                    try? await Task.sleep(for: backoff)
-                    backoff = min(backoff * 2, .seconds(2))
+                    consecutiveFailures += 1
+                    await afterFailure(error, backoff.delay(afterAttempt: consecutiveFailures, unitRandom: 1))
                     break
                 }
             }
