@@ -61,7 +61,12 @@ struct RetentionTests {
             let policy = try RetentionPolicy.parse(environment: [:]).get()
             let outcome = try await RetentionSweeper(pool: pool, policy: policy, metrics: MetricsRegistry(), logger: .silent).sweep()
             await pool.close()
-            #expect(outcome.inboundEvents == 1, "only the delivery past the retry window goes")
+            // The harness's own serve runs retention too, first as it starts; on a loaded machine
+            // that first sweep can land after the UPDATE above and take the expired row before
+            // this one. Which sweeper deleted it does not matter: what is left does.
+            #expect(outcome.inboundEvents <= 1)
+            #expect(try await database.inboundRows(dedupKey: expired.expectedDedupKey).isEmpty, "the delivery past the retry window goes")
+            #expect(try await database.inboundRows(dedupKey: retried.expectedDedupKey).count == 1, "the one inside it stays")
 
             #expect(try await ingress.post(retried).status == 200)
             let rows = try await database.inboundRows(dedupKey: retried.expectedDedupKey)
