@@ -14,6 +14,16 @@ package enum AuditTrail {
             .text(actor), actorNote.map { PostgresValue.text($0) } ?? .null, .text(action), .text(target), .jsonb(JSONOutput.object(details).rendered),
         ])
     }
+
+    /// The row of an operation done `by` an operator: its actor and its note, so no caller can
+    /// write one without the other.
+    package static func record(
+        on connection: PostgresConnection, by operatorAction: OperatorAction, action: String, target: String,
+        details: [JSONOutput.Member]
+    ) async throws {
+        try await record(on: connection, actor: operatorAction.actor, actorNote: operatorAction.actorNote, action: action,
+                         target: target, details: details)
+    }
 }
 
 /// The audit trail's one statement.

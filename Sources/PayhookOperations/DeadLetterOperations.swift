@@ -156,7 +156,7 @@ package struct DeadLetterOperations: Sendable {
                 let resolved = try DeadLetter(row: resolvedRow)
                 let verb = status == .replayed ? "replay" : "discard"
                 try await AuditTrail.record(
-                    on: connection, actor: action.actor, actorNote: action.actorNote, action: "dead_letter.\(verb)", target: "dead_letter:\(id)",
+                    on: connection, by: action, action: "dead_letter.\(verb)", target: "dead_letter:\(id)",
                     details: [
                         .init("source", .string(letter.source.rawValue)), .init("source_id", .int(letter.sourceID)),
                         .init("note", .optional(action.note)), .init("effect", .string(effect)),

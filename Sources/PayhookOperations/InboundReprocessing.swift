@@ -48,7 +48,7 @@ package struct InboundReprocessing: Sendable {
             let planned = try await count(provider: provider, since: since)
             try await pool.withConnection { connection in
                 try await AuditTrail.record(
-                    on: connection, actor: action.actor, actorNote: action.actorNote, action: "inbound.reprocess", target: "inbound_events:\(provider)",
+                    on: connection, by: action, action: "inbound.reprocess", target: "inbound_events:\(provider)",
                     details: [
                         .init("provider", .string(provider)), .init("since", .timestamp(since)), .init("until", .timestamp(until)),
                         .init("planned", .int(planned.count)), .init("note", .optional(action.note)),

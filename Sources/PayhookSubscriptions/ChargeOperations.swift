@@ -97,7 +97,7 @@ package struct ChargeOperations: Sendable {
                     .text(charge.idempotencyKey), .text(action.actor), .text("charge resolved as \(resolution.rawValue): \(note)"),
                 ])
                 try await AuditTrail.record(
-                    on: connection, actor: action.actor, actorNote: action.actorNote, action: "charge.resolve", target: "charge:\(id)",
+                    on: connection, by: action, action: "charge.resolve", target: "charge:\(id)",
                     details: [
                         .init("as", .string(resolution.rawValue)), .init("provider_payment_id", .optional(paymentID)),
                         .init("previous_status", .string(charge.status)), .init("idempotency_key", .string(charge.idempotencyKey)),

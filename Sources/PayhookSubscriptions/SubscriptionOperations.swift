@@ -87,7 +87,7 @@ package struct SubscriptionOperations: Sendable {
                 }
                 let subscription = try Subscription(row: row)
                 try await AuditTrail.record(
-                    on: connection, actor: action.actor, actorNote: action.actorNote, action: "subscription.create", target: "subscription:\(id)",
+                    on: connection, by: action, action: "subscription.create", target: "subscription:\(id)",
                     details: [.init("subscription", subscription.json), .init("note", .optional(action.note))] + action.context)
                 return subscription
             }
@@ -226,7 +226,7 @@ package struct SubscriptionOperations: Sendable {
                 }
                 let after = try Subscription(row: afterRow)
                 try await AuditTrail.record(
-                    on: connection, actor: action.actor, actorNote: action.actorNote, action: "subscription.\(verb)", target: "subscription:\(id)",
+                    on: connection, by: action, action: "subscription.\(verb)", target: "subscription:\(id)",
                     details: [
                         .init("status_before", .string(before.status.rawValue)), .init("status_after", .string(after.status.rawValue)),
                         .init("note", .optional(action.note)),

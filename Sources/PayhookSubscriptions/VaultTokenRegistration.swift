@@ -229,7 +229,7 @@ package struct VaultTokenRegistrar: Sendable {
 
     private func audit(_ token: StoredVaultToken, verb: String, action: OperatorAction, on connection: PostgresConnection) async throws {
         try await AuditTrail.record(
-            on: connection, actor: action.actor, actorNote: action.actorNote, action: "vault_token.\(verb)", target: "vault_token:\(token.id)",
+            on: connection, by: action, action: "vault_token.\(verb)", target: "vault_token:\(token.id)",
             details: [.init("vault_token", token.json), .init("note", .optional(action.note))] + action.context)
     }
 

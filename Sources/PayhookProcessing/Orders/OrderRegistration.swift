@@ -166,7 +166,7 @@ package struct OrderService: Sendable {
         }
         // A repeated identical registration returned above: this one changed the order.
         try await AuditTrail.record(
-            on: connection, actor: action.actor, actorNote: action.actorNote, action: "order.register", target: "order:\(orderID)",
+            on: connection, by: action, action: "order.register", target: "order:\(orderID)",
             details: [
                 .init("provider", .string(provider)), .init("account", .string(registration.account)),
                 .init("merchant_reference", .optional(registration.merchantReference)),
