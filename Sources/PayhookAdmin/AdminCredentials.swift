@@ -68,6 +68,25 @@ package struct AdminCredentials: Sendable, Equatable {
 
     package static let none = AdminCredentials([])
 
+    /// `PAYHOOK_ADMIN_TOKEN`'s credential (when set) beside the file's, or why they cannot stand
+    /// together: one name for two credentials would make the audit's actor ambiguous. At start
+    /// the reason is a configuration problem; on reload it keeps the old set.
+    package static func combining(environment: AdminCredential?, file: [AdminCredential]) -> Result<AdminCredentials, NameTaken> {
+        if let environment, file.contains(where: { $0.name == environment.name }) { return .failure(NameTaken(name: environment.name)) }
+        return .success(AdminCredentials((environment.map { [$0] } ?? []) + file))
+    }
+
+    /// A file credential named like `PAYHOOK_ADMIN_TOKEN`'s.
+    package struct NameTaken: Error, Sendable, Equatable, CustomStringConvertible {
+        package let name: String
+        package var description: String { "the name \(name) is already PAYHOOK_ADMIN_TOKEN's (PAYHOOK_ADMIN_ACTOR); use another" }
+    }
+
+    /// How many credentials of `scope` are accepted.
+    package func count(of scope: AdminScope) -> Int {
+        all.filter { $0.scope == scope }.count
+    }
+
     /// The credential whose token is `presented`, or nil.
     ///
     /// Every credential is compared, in constant time, whatever matched: how long this takes

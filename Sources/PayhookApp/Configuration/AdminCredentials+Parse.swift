@@ -11,9 +11,8 @@ extension EnvironmentReader {
             switch AdminCredentialStore.read(path: path, readFile: readFile) {
             case .success(let credentials):
                 configuration.adminFileCredentials = credentials
-                if credentials.contains(where: { $0.name == configuration.adminActor }), configuration.adminToken != nil {
-                    problem("PAYHOOK_ADMIN_CREDENTIALS_FILE",
-                            "the name \(configuration.adminActor) is already PAYHOOK_ADMIN_TOKEN's (PAYHOOK_ADMIN_ACTOR); use another")
+                if case .failure(let taken) = AdminCredentials.combining(environment: configuration.adminTokenCredential, file: credentials) {
+                    problem("PAYHOOK_ADMIN_CREDENTIALS_FILE", taken.description)
                 }
             case .failure(let failure):
                 problem("PAYHOOK_ADMIN_CREDENTIALS_FILE", failure.description)

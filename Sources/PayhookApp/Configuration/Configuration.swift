@@ -72,6 +72,10 @@ public struct Configuration: Sendable {
     /// audit log's actor for what is done with that token, on the admin API and in the console.
     public var adminActor: String = Configuration.defaultAdminActor
     public static let defaultAdminActor = "admin-token"
+    /// `PAYHOOK_ADMIN_TOKEN` as the operator credential named `adminActor`, when the token is set.
+    package var adminTokenCredential: AdminCredential? {
+        adminToken.map { AdminCredential(name: adminActor, scope: .operator, token: $0.value) }
+    }
     /// `PAYHOOK_ADMIN_CREDENTIALS_FILE`: named credentials with scopes, re-read on SIGHUP.
     public var adminCredentialsFile: String?
     /// The file's credentials as read at start (SIGHUP reads it again: `AdminCredentialStore`).

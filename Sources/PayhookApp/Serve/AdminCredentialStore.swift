@@ -23,23 +23,23 @@ final class AdminCredentialStore: Sendable {
 
     init(configuration: Configuration, logger: Logger, metrics: MetricsRegistry,
          readFile: @escaping @Sendable (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }) {
-        environmentCredential = configuration.adminToken.map {
-            AdminCredential(name: configuration.adminActor, scope: .operator, token: $0.value)
-        }
+        environmentCredential = configuration.adminTokenCredential
         path = configuration.adminCredentialsFile
         self.readFile = readFile
         self.logger = logger
         self.metrics = metrics
-        current = Mutex(AdminCredentials((environmentCredential.map { [$0] } ?? []) + configuration.adminFileCredentials))
+        // The configuration refused a name clash at start (`adminCredentials(into:)`), so this combines.
+        current = Mutex((try? AdminCredentials.combining(environment: environmentCredential, file: configuration.adminFileCredentials).get())
+            ?? AdminCredentials(environmentCredential.map { [$0] } ?? []))
         metrics.describe("payhook_admin_credentials", type: "gauge", help: "Admin credentials accepted now, by scope.")
         metrics.describe("payhook_admin_credentials_reloads_total", type: "counter",
                          help: "Re-reads of PAYHOOK_ADMIN_CREDENTIALS_FILE (SIGHUP) by outcome; on failure the old credentials stay.")
         metrics.describe("payhook_admin_credentials_stale", type: "gauge",
                          help: "1 while the last re-read of PAYHOOK_ADMIN_CREDENTIALS_FILE failed and older credentials stay in force.")
         metrics.addCollector { [weak self] in
-            let all = self?.credentials.all ?? []
+            let credentials = self?.credentials ?? .none
             return AdminScope.allCases.map { scope in
-                ("payhook_admin_credentials", [("scope", scope.rawValue)], Double(all.filter { $0.scope == scope }.count))
+                ("payhook_admin_credentials", [("scope", scope.rawValue)], Double(credentials.count(of: scope)))
             } + [("payhook_admin_credentials_stale", [], self?.lastReloadFailed.load(ordering: .relaxed) == true ? 1 : 0)]
         }
     }
@@ -77,16 +77,17 @@ final class AdminCredentialStore: Sendable {
         }
         switch Self.read(path: path, readFile: readFile) {
         case .success(let fromFile):
-            if let environmentCredential, fromFile.contains(where: { $0.name == environmentCredential.name }) {
-                return refuse("the name \(environmentCredential.name) is already PAYHOOK_ADMIN_TOKEN's (PAYHOOK_ADMIN_ACTOR)")
+            let credentials: AdminCredentials
+            switch AdminCredentials.combining(environment: environmentCredential, file: fromFile) {
+            case .success(let combined): credentials = combined
+            case .failure(let taken): return refuse(taken.description)
             }
-            let credentials = AdminCredentials((environmentCredential.map { [$0] } ?? []) + fromFile)
             current.withLock { $0 = credentials }
             lastReloadFailed.store(false, ordering: .relaxed)
             metrics.increment("payhook_admin_credentials_reloads_total", [("outcome", "reloaded")])
             var byScope: [String: LogValue] = [:]
             for scope in AdminScope.allCases {
-                byScope[scope.rawValue] = .int(Int64(credentials.all.filter { $0.scope == scope }.count))
+                byScope[scope.rawValue] = .int(Int64(credentials.count(of: scope)))
             }
             logger.info("admin credentials reloaded", byScope.merging(["file": .string(path)]) { $1 })
             return true
