@@ -169,7 +169,7 @@ struct ConsoleChartSQL: SQLStatementSet {
                (array_agg(c.last_status_code ORDER BY c.id DESC) FILTER (WHERE c.attempts > 0))[1] AS last_status_code,
                (array_agg(c.last_error ORDER BY c.id DESC) FILTER (WHERE c.attempts > 0))[1] AS last_error,
                min(j.run_at) FILTER (WHERE j.state IN ('available', 'retryable')) AS next_attempt,
-               (array_agg(c.id ORDER BY c.id))[1] AS first_callback, (array_agg(c.order_id ORDER BY c.id))[1] AS first_order,
+               (array_agg(c.order_id ORDER BY c.id))[1] AS first_order,
                (array_agg(c.webhook_id ORDER BY c.id))[1] AS first_webhook,
                (array_agg(d.id ORDER BY d.id) FILTER (WHERE d.id IS NOT NULL))[1] AS first_letter
         FROM merchant_callbacks c LEFT JOIN jobs j ON j.unique_key = 'merchant_callback:' || c.webhook_id

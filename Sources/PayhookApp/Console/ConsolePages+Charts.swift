@@ -64,7 +64,7 @@ extension ConsolePages {
                                    series: outcomes.map { .init(name: $0, values: timeline.charges[$0] ?? Array(repeating: 0, count: 7)) },
                                    emptyText: "No charge attempted in the last 7 days.")
         let note: HTML = accountNote
-            ? "<p class=\"note\">Dead letters and charges carry no account: these three charts cover the whole provider.</p>" : ""
+            ? "<p class=\"note\">Dead letters and charges carry no account: the dead-letter and charge charts, and the fulfillment chart's \"sent to review\", cover the whole provider; \"fulfilled\" counts this account's orders.</p>" : ""
         return """
             <div class="grid wide">
             <div class="card">\(letters.render())<p class="note"><a href="/console/dead-letters">Open dead letters</a></p></div>
@@ -153,7 +153,7 @@ extension ConsolePages {
             ?? "<h1>\(name)</h1>"
         let body: HTML = """
             \(heading)
-            <p class="muted">Accounts with deliveries in the \(window.title): \(HTML.join(accountLinks, separator: " · "))</p>
+            <p class="muted">\(account == nil ? "Accounts with deliveries in the \(window.title)" : "Showing one account (all accounts lists the others)"): \(HTML.join(accountLinks, separator: " · "))</p>
             \(windowSwitch(window, base: base))
             <div class="grid">
             <div class="card"><h2>Last delivery received</h2>\(delivery)</div>

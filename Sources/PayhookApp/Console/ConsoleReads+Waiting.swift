@@ -89,10 +89,7 @@ extension ConsoleReads {
     /// overview's statement, without the other five the overview runs).
     func openLetterGroups() async throws(OperationsError) -> [Overview.LetterGroup] {
         do {
-            return try await pool.query(ConsoleSQL.shared.openLettersByReason).map { row in
-                Overview.LetterGroup(reason: try row.decode("reason"), provider: try row.decode("provider"),
-                                     source: try row.decode("source"), count: try row.decode("n"), oldest: try row.decode("oldest"))
-            }
+            return try await pool.query(ConsoleSQL.shared.openLettersByReason).map(Overview.LetterGroup.init(row:))
         } catch {
             throw OperationsError.wrapping(error)
         }

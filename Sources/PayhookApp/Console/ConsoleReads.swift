@@ -17,16 +17,24 @@ struct ConsoleReads: Sendable {
     let pool: PostgresPool
 
     struct Overview: Sendable {
-        struct Traffic: Sendable { let provider: String; let stored: Int64; let rejected: Int64 }
-        struct LetterGroup: Sendable { let reason: String; let provider: String; let source: String; let count: Int64; let oldest: Date }
+        struct LetterGroup: Sendable {
+            let reason: String; let provider: String; let source: String; let count: Int64; let oldest: Date
+
+            /// A row of `ConsoleSQL.openLettersByReason`.
+            init(row: PostgresRow) throws {
+                reason = try row.decode("reason")
+                provider = try row.decode("provider")
+                source = try row.decode("source")
+                count = try row.decode("n")
+                oldest = try row.decode("oldest")
+            }
+        }
         struct Count: Sendable { let labels: [String]; let count: Int64 }
 
         let pending: Int64
         let oldestPending: Date?
-        let traffic: [Traffic]
         let openLetters: [LetterGroup]
         let jobs: [Count]
-        let charges: [Count]
         let pastDue: Int64
     }
 
@@ -34,22 +42,13 @@ struct ConsoleReads: Sendable {
         do {
             return try await pool.withConnection { connection in
                 let backlog = try await connection.query(ConsoleSQL.shared.backlog).rows.first
-                let traffic = try await connection.query(ConsoleSQL.shared.trafficLastHour).map { row in
-                    Overview.Traffic(provider: try row.decode("provider"), stored: try row.decode("stored"), rejected: try row.decode("rejected"))
-                }
-                let letters = try await connection.query(ConsoleSQL.shared.openLettersByReason).map { row in
-                    Overview.LetterGroup(reason: try row.decode("reason"), provider: try row.decode("provider"),
-                                         source: try row.decode("source"), count: try row.decode("n"), oldest: try row.decode("oldest"))
-                }
+                let letters = try await connection.query(ConsoleSQL.shared.openLettersByReason).map(Overview.LetterGroup.init(row:))
                 let jobs = try await connection.query(ConsoleSQL.shared.jobsByKindAndState).map { row in
                     Overview.Count(labels: [try row.decode("kind"), try row.decode("state")], count: try row.decode("n"))
                 }
-                let charges = try await connection.query(ConsoleSQL.shared.chargesLastDay).map { row in
-                    Overview.Count(labels: [try row.decode("status")], count: try row.decode("n"))
-                }
                 let pastDue: Int64 = try await connection.query(ConsoleSQL.shared.pastDueCount).rows.first?.decode("n") ?? 0
                 return Overview(pending: try backlog?.decode("pending") ?? 0, oldestPending: try backlog?.decode("oldest"),
-                                traffic: traffic, openLetters: letters, jobs: jobs, charges: charges, pastDue: pastDue)
+                                openLetters: letters, jobs: jobs, pastDue: pastDue)
             }
         } catch {
             throw OperationsError.wrapping(error)

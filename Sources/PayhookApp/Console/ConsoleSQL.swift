@@ -16,18 +16,6 @@ struct ConsoleSQL: SQLStatementSet {
         SELECT count(*) AS pending, min(received_at) AS oldest FROM inbound_events WHERE status = 'pending'
         """
 
-    /// Deliveries stored and refused per provider over the last hour (both tables have a BRIN
-    /// index on `received_at`).
-    let trafficLastHour = """
-        SELECT provider, sum(stored)::bigint AS stored, sum(rejected)::bigint AS rejected FROM (
-            SELECT provider, count(*) AS stored, 0 AS rejected FROM inbound_events
-            WHERE received_at >= now() - interval '1 hour' GROUP BY provider
-            UNION ALL
-            SELECT provider, 0, count(*) FROM rejected_deliveries
-            WHERE received_at >= now() - interval '1 hour' GROUP BY provider
-        ) AS counts GROUP BY provider ORDER BY provider
-        """
-
     let openLettersByReason = """
         SELECT reason, coalesce(provider, '') AS provider, source, count(*) AS n, min(created_at) AS oldest
         FROM dead_letters WHERE status = 'open' GROUP BY reason, provider, source ORDER BY n DESC, reason LIMIT 50
@@ -40,11 +28,6 @@ struct ConsoleSQL: SQLStatementSet {
         WHERE state IN ('available', 'running', 'retryable', 'discarded')
            OR (state IN ('succeeded', 'cancelled') AND finalized_at >= now() - interval '1 hour')
         GROUP BY kind, state ORDER BY kind, state
-        """
-
-    let chargesLastDay = """
-        SELECT status, count(*) AS n FROM charges WHERE created_at >= now() - interval '24 hours'
-        GROUP BY status ORDER BY status
         """
 
     let pastDueCount = "SELECT count(*) AS n FROM subscriptions WHERE status = 'past_due'"
