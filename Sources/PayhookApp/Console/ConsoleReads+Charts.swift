@@ -133,9 +133,9 @@ extension ConsoleReads {
                 if !split.rolled.isEmpty {
                     // Exactly the hours found rolled, so an hour another process rolls meanwhile
                     // is read once, from inbound_events.
-                    let formatter = ISO8601DateFormatter()
-                    let hours = "{" + split.rolled.map { formatter.string(from: $0) }.joined(separator: ",") + "}"
-                    deliveryRows += try await connection.query(ConsoleChartSQL.shared.rolledDeliveries, binds + [.text(hours)]).rows
+                    var hours = PostgresArray(.timestamptz, capacity: split.rolled.count * 12)
+                    for hour in split.rolled { try hours.append(hour) }
+                    deliveryRows += try await connection.query(ConsoleChartSQL.shared.rolledDeliveries, binds + [.array(hours)]).rows
                 }
                 for (from, to) in split.raw {
                     deliveryRows += try await connection.query(ConsoleChartSQL.shared.deliveries,
