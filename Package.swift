@@ -46,6 +46,10 @@ let package = Package(
         .executableTarget(name: "payhook-emulator", dependencies: ["PayhookEmulator"], swiftSettings: swiftSettings),
         // Job queue: store, claim loop, retry policy, rescuer.
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
+        // Money plumbing below the features: the advisory lock keys, the payment and vault-token
+        // merge rules, and every statement that writes `payments` and `orders` for processing and
+        // charge settlement alike.
+        .target(name: "PayhookLedger", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // The application's features, dependencies pointing one way (each line may use those above it).
         // Admin mechanics: the router, request and body helpers, authorization, errors, audit.
         .target(name: "PayhookAdmin", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookCrypto"],
@@ -61,17 +65,18 @@ let package = Package(
         // Processing, orders, fulfillment and merchant callbacks.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookAdmin", "PayhookIngress"],
+                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookAdmin", "PayhookProcessing"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing"],
                 swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
+                               "PayhookSubscriptions"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -102,7 +107,7 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
-                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",
                                    "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
                                    "PayhookSubscriptions"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),

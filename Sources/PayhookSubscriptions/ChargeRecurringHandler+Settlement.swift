@@ -4,6 +4,7 @@ import PayhookPostgres
 import PayhookProviders
 package import PayhookQueue
 import PayhookAdmin
+import PayhookLedger
 import PayhookProcessing
 
 /// Settling a successful charge and the payment or order it made, alone or in batches.

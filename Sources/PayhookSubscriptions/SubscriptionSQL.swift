@@ -1,3 +1,4 @@
+import PayhookLedger
 import PayhookPostgres
 
 /// Every statement of recurring charging (admin operations, scheduler, charge job, token
@@ -230,8 +231,9 @@ package struct SubscriptionSQL: SQLStatementSet {
         """
 
     /// Successful charges, in a transaction that first took the processor's advisory locks of
-    /// every payment and order among them (`ProcessingSQL.shared.lockKeys`, one sorted order): upsert
-    /// the `payments` row each later webhook will update, then settle the charge linked to it.
+    /// every payment and order among them (`LedgerSQL.shared.lockKeys`, one sorted order): write
+    /// the `payments` row each later webhook will update, by the ledger's rules
+    /// (`LedgerSQL.chargedPayments`), then settle the charge linked to it.
     /// Returns the charges it settled (one settled already is not). Any error (a second success
     /// of one cycle, one payment twice) fails the whole statement.
     /// $1 JSON array of {charge_id, provider, provider_payment_id, merchant_reference,
@@ -246,13 +248,7 @@ package struct SubscriptionSQL: SQLStatementSet {
             WHERE c.status IN ('pending', 'unknown')
             FOR UPDATE OF c
         ), payment AS (
-            INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
-            SELECT provider, '', provider_payment_id, merchant_reference, amount_minor, currency, status FROM target
-            ON CONFLICT (provider, provider_payment_id) DO UPDATE
-            SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
-                amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
-                currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
-            RETURNING id, provider, provider_payment_id
+        \(LedgerSQL.chargedPayments)
         )
         UPDATE charges c
         SET status = 'succeeded', provider_payment_id = t.provider_payment_id, provider_status = t.provider_status,
@@ -274,12 +270,7 @@ package struct SubscriptionSQL: SQLStatementSet {
             WHERE c.status IN ('pending', 'unknown')
             FOR UPDATE OF c
         ), placed AS (
-            INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
-            SELECT provider, '', provider_order_id, amount_minor, currency, status FROM target
-            ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
-            SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
-                currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
-            RETURNING id, provider, provider_order_id
+        \(LedgerSQL.chargedOrders)
         )
         UPDATE charges c
         SET status = 'succeeded', provider_payment_id = t.provider_order_id, provider_status = t.provider_status,

@@ -1,6 +1,7 @@
 import PayhookPostgres
 import Testing
 @testable import PayhookProcessing
+import PayhookLedger
 
 /// How PostgreSQL plans the statements a processing batch runs once per batch, as a pooled
 /// connection runs them: prepared, with the generic plan it caches, against statistics of a
@@ -62,7 +63,7 @@ struct ProcessingPlanTests {
     /// primary key, not by scanning `payments` for every batch.
     @Test("writing a batch's changed payments finds each row by primary key")
     func batchPaymentUpdateUsesPrimaryKey() async throws {
-        let text = try await Self.genericPlan(of: ProcessingSQL.shared.updatePayments, with: """
+        let text = try await Self.genericPlan(of: LedgerSQL.shared.updatePayments, with: """
             '{7}', '{""}', '{NULL}', '{NULL}', '{NULL}', '{NULL}', '{0}', '{captured}', '{NULL}', '{NULL}', '{NULL}', '{NULL}',
             '{0}', '{0}', '{0}'
             """, database: "processing_plan_payment_update", after: Self.manyPayments)

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue

@@ -1,5 +1,6 @@
 import PayhookAdmin
 import PayhookIngress
+import PayhookLedger
 import PayhookOperations
 package import PayhookPostgres
 import PayhookProcessing
@@ -16,7 +17,7 @@ package enum SQLStatementCatalog {
     /// The sets, in the order data flows: ingress, processing, jobs, subscriptions, operations, console.
     package static let sets: [any SQLStatementSet.Type] = [
         InboundEventSQL.self,
-        ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self, SweepSQL.self,
+        LedgerSQL.self, ProcessingSQL.self, OrderSQL.self, FulfillmentSQL.self, CallbackSQL.self, SweepSQL.self,
         JobSQL.self,
         SubscriptionSQL.self,
         VaultTokenSQL.self,

@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookCore
+import PayhookLedger
 package import PayhookPostgres
 package import PayhookQueue
 

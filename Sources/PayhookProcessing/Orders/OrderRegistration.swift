@@ -4,6 +4,7 @@ package import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
 package import PayhookAdmin
+import PayhookLedger
 
 /// The merchant's expected order, as `POST /v1/orders` accepts it.
 package struct OrderRegistration: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 
 /// What the applier carries from one event to the next while it applies a run of events inside
@@ -114,7 +115,7 @@ struct ApplyPass {
     mutating func rowID(of key: PaymentKey, on connection: PostgresConnection) async throws -> Int64? {
         guard let known = payments[key], let payment = known else { return nil }
         if let id = payment.id { return id }
-        let rows = try await connection.query(ProcessingSQL.shared.insertPayment, Self.insertBinds(key, payment.state))
+        let rows = try await connection.query(LedgerSQL.shared.insertPayment, Self.insertBinds(key, payment.state))
         guard let id = try rows.rows.first?.decode("id", as: Int64.self) else {
             throw PostgresError(kind: .other, message: "payment insert returned no row")
         }
@@ -188,7 +189,7 @@ struct ApplyPass {
                 try ids.append(key.providerPaymentID)
                 try columns.append(payments[key]!!.state)
             }
-            let rows = try await connection.query(ProcessingSQL.shared.insertPayments,
+            let rows = try await connection.query(LedgerSQL.shared.insertPayments,
                                                   [.array(providers), .array(ids)] + columns.binds)
             for row in rows {
                 let key = PaymentKey(provider: try row.decode("provider"), providerPaymentID: try row.decode("provider_payment_id"))
@@ -203,7 +204,7 @@ struct ApplyPass {
                 try ids.append(update.id)
                 try columns.append(update.state)
             }
-            try await connection.query(ProcessingSQL.shared.updatePayments, [.array(ids)] + columns.binds)
+            try await connection.query(LedgerSQL.shared.updatePayments, [.array(ids)] + columns.binds)
         }
         unwritten.removeAll()
     }
@@ -257,7 +258,7 @@ struct ApplyPass {
 }
 
 /// The state columns of many payments, one binary array per column, in the order
-/// `ProcessingSQL.insertPayments` and `updatePayments` bind them after their keys.
+/// `LedgerSQL.insertPayments` and `updatePayments` bind them after their keys.
 private struct PaymentColumns {
     var account: PostgresArray
     var orderID: PostgresArray

@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 
 /// Orders, and the bare order a payment names before it arrives.
@@ -30,7 +31,7 @@ extension CanonicalEventApplier {
                 let storedAmount: Int64? = try row.decode("amount_minor")
                 let storedCurrency: String? = try row.decode("currency")
                 let updatedAt = [storedAt, order.updatedAt].compactMap { $0 }.max()
-                try await connection.query(ProcessingSQL.shared.updateOrder, [
+                try await connection.query(LedgerSQL.shared.updateOrder, [
                     .int(orderID), Self.text(order.merchantReference),
                     Self.int(order.amount?.minorUnits ?? storedAmount), Self.text(order.amount?.currency ?? storedCurrency),
                     .text(status?.rawValue ?? (try row.decode("status", as: String.self))), Self.date(updatedAt),
@@ -64,7 +65,7 @@ extension CanonicalEventApplier {
         let provider = order.provider.rawValue
         var reference = order.merchantReference
         for _ in 0..<2 {
-            let rows = try await connection.query(ProcessingSQL.shared.insertOrder, [
+            let rows = try await connection.query(LedgerSQL.shared.insertOrder, [
                 .text(provider), .text(account), .text(order.providerOrderID), Self.text(reference),
                 Self.int(order.amount?.minorUnits), Self.text(order.amount?.currency),
                 .text(order.status?.rawValue ?? "created"), Self.date(order.updatedAt),
@@ -87,7 +88,7 @@ extension CanonicalEventApplier {
                              on connection: PostgresConnection) async throws -> Int64? {
         let rows = try await connection.query(ProcessingSQL.shared.selectOrderForUpdate, [.text(provider), .text(providerOrderID)])
         if let id = try rows.rows.first?.decode("id", as: Int64.self) { return id }
-        let inserted = try await connection.query(ProcessingSQL.shared.insertOrder, [
+        let inserted = try await connection.query(LedgerSQL.shared.insertOrder, [
             .text(provider), .text(account), .text(providerOrderID), .null, .null, .null, .text("created"), .null,
         ])
         return try inserted.rows.first?.decode("id", as: Int64.self)

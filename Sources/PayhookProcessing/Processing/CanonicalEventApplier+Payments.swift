@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 
 /// Payments and their adjustments.
@@ -37,7 +38,7 @@ extension CanonicalEventApplier {
             // authorisation (the pass then writes the merged state over it).
             var paymentID = try await pass.rowID(of: key, on: connection)
             if paymentID == nil {
-                let rows = try await connection.query(ProcessingSQL.shared.insertPlaceholderPayment,
+                let rows = try await connection.query(LedgerSQL.shared.insertPlaceholderPayment,
                                                       [.text(provider), .text(snapshot.providerPaymentID)])
                 paymentID = try rows.rows.first?.decode("id", as: Int64.self)
                 if let paymentID {
@@ -58,7 +59,7 @@ extension CanonicalEventApplier {
             }
             totals = try await adjustmentTotals(paymentID: paymentID, on: connection)
             if adjustments.contains(where: \.changesCaptures) {
-                try await connection.query(ProcessingSQL.shared.updateCapturedMinor, [.int(paymentID)])
+                try await connection.query(LedgerSQL.shared.updateCapturedMinor, [.int(paymentID)])
             }
         }
         var current = stored?.state ?? PaymentState()

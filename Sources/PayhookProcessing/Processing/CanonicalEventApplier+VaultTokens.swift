@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 
 /// Vault tokens.

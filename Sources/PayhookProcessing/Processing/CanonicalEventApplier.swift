@@ -1,5 +1,6 @@
 import Foundation
 package import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 
 /// One canonical event ready to apply, with where it came from.

@@ -31,15 +31,6 @@ package struct ProcessingSQL: SQLStatementSet {
         ORDER BY id FOR UPDATE
         """
 
-    /// Transaction-scoped advisory locks on every business key the batch touches, taken in
-    /// one sorted order so that two processors never wait on each other in a cycle.
-    /// `$1` is a JSON array of key strings; the first lock key keeps payhook's locks apart
-    /// from other users of two-key advisory locks.
-    package let lockKeys = """
-        SELECT count(pg_advisory_xact_lock(1886677611, h)) AS locked
-        FROM (SELECT DISTINCT hashtext(k) AS h FROM jsonb_array_elements_text($1::jsonb) AS k ORDER BY 1) AS keys
-        """
-
     /// `$1` is a bigint array literal (`{1,2,3}`): `= ANY` plans as primary-key lookups, where
     /// `IN (SELECT jsonb_array_elements_text(…))` cost milliseconds per batch (bench/normalize).
     ///
@@ -88,56 +79,6 @@ package struct ProcessingSQL: SQLStatementSet {
         ORDER BY id FOR UPDATE
         """
 
-    /// A placeholder row so that adjustments can reference the payment before its state is
-    /// decided; the same transaction updates it.
-    let insertPlaceholderPayment = """
-        INSERT INTO payments (provider, provider_payment_id, status) VALUES ($1, $2, 'pending')
-        ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
-        """
-
-    /// One new payment, written before its pass ends because an adjustment must reference its
-    /// row (`ApplyPass.rowID`). No `ON CONFLICT`: the caller holds the payment's advisory lock
-    /// and has read that the row does not exist, and every other writer of `payments` takes the same lock. A
-    /// conflict would mean a writer that skipped it; the statement then fails and the event is
-    /// retried. (`ON CONFLICT DO NOTHING` cost each insert a third more: the speculative
-    /// insertion checks the unique index before the insert and again after it.)
-    let insertPayment = """
-        INSERT INTO payments (provider, account, provider_payment_id, order_id, merchant_reference, amount_minor,
-                              currency, refunded_minor, status, status_detail, method, funding, provider_updated_at,
-                              chargebacks, chargeback_reversals, capture_failures)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-        RETURNING id
-        """
-
-    /// A pass's new payments in one statement (`ApplyPass`): `$1`, `$2` the providers and
-    /// provider payment ids, `$3` – `$16` the state columns in this order, one binary array
-    /// each. No `ON CONFLICT`, for the reason given at `insertPayment`.
-    let insertPayments = """
-        INSERT INTO payments (provider, provider_payment_id, account, order_id, merchant_reference, amount_minor, currency,
-                              refunded_minor, status, status_detail, method, funding, provider_updated_at,
-                              chargebacks, chargeback_reversals, capture_failures)
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
-                             $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[],
-                             $14::bigint[], $15::bigint[], $16::bigint[])
-        RETURNING provider, provider_payment_id, id
-        """
-
-    /// A pass's changed payments in one statement: `$1` their ids, `$2` – `$15` the state columns
-    /// in `insertPayments`' order. Each id appears once: a pass writes a payment's last state.
-    let updatePayments = """
-        UPDATE payments AS p SET account = v.account, order_id = v.order_id, merchant_reference = v.merchant_reference,
-               amount_minor = v.amount_minor, currency = v.currency, refunded_minor = v.refunded_minor, status = v.status,
-               status_detail = v.status_detail, method = v.method, funding = v.funding,
-               provider_updated_at = v.provider_updated_at, chargebacks = v.chargebacks,
-               chargeback_reversals = v.chargeback_reversals, capture_failures = v.capture_failures, updated_at = now()
-        FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bigint[],
-                    $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::bigint[], $14::bigint[],
-                    $15::bigint[])
-             AS v(id, account, order_id, merchant_reference, amount_minor, currency, refunded_minor, status,
-                  status_detail, method, funding, provider_updated_at, chargebacks, chargeback_reversals, capture_failures)
-        WHERE p.id = v.id
-        """
-
     /// Records an adjustment once per reference; a duplicate changes nothing.
     let insertAdjustment = """
         INSERT INTO payment_adjustments (provider, kind, reference, payment_id, amount_minor, currency, inbound_event_id)
@@ -159,15 +100,6 @@ package struct ProcessingSQL: SQLStatementSet {
         ON CONFLICT (provider, kind, reference) DO UPDATE SET failed = true, updated_at = now()
         """
 
-    /// The payment's captured sum from its capture rows: `NULL` while none counts, so that
-    /// "no capture reported" stays distinct from a capture of zero. Written only after a
-    /// capture or a capture failure; the pass's payment writes never touch the column.
-    let updateCapturedMinor = """
-        UPDATE payments SET captured_minor = (
-            SELECT sum(amount_minor) FROM payment_adjustments WHERE payment_id = $1 AND kind = 'capture' AND NOT failed)
-        WHERE id = $1
-        """
-
     let adjustmentTotals = """
         SELECT coalesce(sum(amount_minor) FILTER (WHERE kind = 'refund' AND NOT failed), 0)::bigint AS refunded,
                count(*) FILTER (WHERE kind = 'chargeback') AS chargebacks,
@@ -179,21 +111,6 @@ package struct ProcessingSQL: SQLStatementSet {
     let selectOrderForUpdate = """
         SELECT id, status, merchant_reference, amount_minor, currency, provider_updated_at
         FROM orders WHERE provider = $1 AND provider_order_id = $2 FOR UPDATE
-        """
-
-    /// No conflict target: a clash on the order id (a race) or on the merchant reference (two
-    /// provider orders for one reference) both return no row, and the caller tells them apart.
-    let insertOrder = """
-        INSERT INTO orders (provider, account, provider_order_id, merchant_reference, amount_minor, currency, status,
-                            provider_updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-        ON CONFLICT DO NOTHING RETURNING id
-        """
-
-    let updateOrder = """
-        UPDATE orders SET merchant_reference = coalesce(merchant_reference, $2), amount_minor = $3, currency = $4,
-               status = $5, provider_updated_at = $6, updated_at = now()
-        WHERE id = $1
         """
 
     let selectTokenForUpdate = """

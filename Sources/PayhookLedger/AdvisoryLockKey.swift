@@ -9,7 +9,7 @@ package import PayhookPostgres
 /// lives here once; a writer that spelled `"payment:…"` its own way would lock nothing the
 /// others hold.
 package struct AdvisoryLockKey: Hashable, Sendable {
-    /// The text `ProcessingSQL.lockKeys` hashes; part of no stored data, but every running
+    /// The text `LedgerSQL.lockKeys` hashes; part of no stored data, but every running
     /// process must agree on it, so it changes only with every process at once.
     package let text: String
 
@@ -27,8 +27,8 @@ package struct AdvisoryLockKey: Hashable, Sendable {
     }
 
     /// Takes the locks of `keys` on `connection` until its transaction ends, in one sorted order
-    /// (`ProcessingSQL.lockKeys`), so two writers never wait on each other in a cycle.
+    /// (`LedgerSQL.lockKeys`), so two writers never wait on each other in a cycle.
     package static func lock(_ keys: [AdvisoryLockKey], on connection: PostgresConnection) async throws(PostgresError) {
-        try await connection.query(ProcessingSQL.shared.lockKeys, [.jsonb(JSONString.array(keys.map(\.text)))])
+        try await connection.query(LedgerSQL.shared.lockKeys, [.jsonb(JSONString.array(keys.map(\.text)))])
     }
 }

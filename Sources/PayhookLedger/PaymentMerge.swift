@@ -1,32 +1,41 @@
-import Foundation
-import PayhookCore
+package import Foundation
+package import PayhookCore
 
 /// The mutable columns of one `payments` row, as the applier reads and writes them.
 package struct PaymentState: Sendable, Equatable {
     /// `nil` only for a row created by this event that no status has been decided for yet.
-    var status: PaymentStatus?
-    var amountMinor: Int64?
-    var currency: String?
-    var refundedMinor: Int64 = 0
-    var chargebacks: Int = 0
-    var chargebackReversals: Int = 0
-    var captureFailures: Int = 0
-    var statusDetail: String?
-    var method: String?
-    var funding: String?
-    var merchantReference: String?
-    var account: String?
-    var orderID: Int64?
-    var providerUpdatedAt: Date?
+    package var status: PaymentStatus?
+    package var amountMinor: Int64?
+    package var currency: String?
+    package var refundedMinor: Int64 = 0
+    package var chargebacks: Int = 0
+    package var chargebackReversals: Int = 0
+    package var captureFailures: Int = 0
+    package var statusDetail: String?
+    package var method: String?
+    package var funding: String?
+    package var merchantReference: String?
+    package var account: String?
+    package var orderID: Int64?
+    package var providerUpdatedAt: Date?
+
+    package init() {}
 }
 
 /// Sums over a payment's `payment_adjustments` rows (refund increments, disputes, capture
 /// failures), read after this event's adjustment was recorded.
 package struct AdjustmentTotals: Sendable, Equatable {
-    var refundedMinor: Int64 = 0
-    var chargebacks: Int = 0
-    var chargebackReversals: Int = 0
-    var captureFailures: Int = 0
+    package var refundedMinor: Int64 = 0
+    package var chargebacks: Int = 0
+    package var chargebackReversals: Int = 0
+    package var captureFailures: Int = 0
+
+    package init(refundedMinor: Int64 = 0, chargebacks: Int = 0, chargebackReversals: Int = 0, captureFailures: Int = 0) {
+        self.refundedMinor = refundedMinor
+        self.chargebacks = chargebacks
+        self.chargebackReversals = chargebackReversals
+        self.captureFailures = captureFailures
+    }
 }
 
 /// Merges one ``PaymentSnapshot`` into a stored payment: the applier's decisions, with no I/O.
@@ -53,9 +62,9 @@ package struct AdjustmentTotals: Sendable, Equatable {
 package enum PaymentMerge {
     /// The result of a merge.
     package struct Outcome: Sendable, Equatable {
-        var state: PaymentState
+        package var state: PaymentState
         /// The snapshot was older fetched state and changed nothing.
-        var stale: Bool
+        package var stale: Bool
     }
 
     /// - Parameters:
@@ -65,7 +74,7 @@ package enum PaymentMerge {
     ///     webhook delta.
     ///   - adjustments: the payment's adjustment sums after this event's adjustment, when the
     ///     event recorded one; `nil` keeps the stored sums.
-    static func merge(
+    package static func merge(
         _ current: PaymentState, with snapshot: PaymentSnapshot, fetched: Bool, adjustments: AdjustmentTotals?
     ) -> Outcome {
         if fetched, let stored = current.providerUpdatedAt, let incoming = snapshot.occurredAt, incoming < stored,
@@ -147,7 +156,7 @@ package enum PaymentMerge {
 /// Token status when two reports disagree: the later one wins when both are dated, otherwise
 /// the more final one (`active` < `expired` < `disabled`), so any order converges.
 package enum VaultTokenMerge {
-    static func rank(_ status: VaultTokenStatus) -> Int {
+    package static func rank(_ status: VaultTokenStatus) -> Int {
         switch status {
         case .active: 0
         case .expired: 1
@@ -156,7 +165,7 @@ package enum VaultTokenMerge {
     }
 
     /// Whether the incoming snapshot's status and details replace the stored ones.
-    static func incomingWins(
+    package static func incomingWins(
         stored: VaultTokenStatus, storedAt: Date?, incoming: VaultTokenStatus, incomingAt: Date?
     ) -> Bool {
         if let storedAt, let incomingAt, storedAt != incomingAt { return incomingAt > storedAt }

@@ -1,0 +1,135 @@
+import PayhookPostgres
+
+/// Every statement that writes `payments` and `orders` on behalf of processing and charge
+/// settlement, and the advisory locks they take first, named, in one place.
+///
+/// Why here: two features write these rows (the processor from webhooks, charge settlement from
+/// the provider's answer), and they must write by one set of rules under one set of locks.
+/// Callers hold the ``AdvisoryLockKey`` locks of the rows they write. Values are always `$n`
+/// binds; a test prepares each statement against the migrated schema (`SQLStatementCatalogTests`).
+package struct LedgerSQL: SQLStatementSet {
+    /// The instance callers read statements from; `SQLStatementSet` lists its properties.
+    package static let shared = LedgerSQL()
+
+    /// Transaction-scoped advisory locks on every business key the batch touches, taken in
+    /// one sorted order so that two processors never wait on each other in a cycle.
+    /// `$1` is a JSON array of key strings; the first lock key keeps payhook's locks apart
+    /// from other users of two-key advisory locks.
+    package let lockKeys = """
+        SELECT count(pg_advisory_xact_lock(1886677611, h)) AS locked
+        FROM (SELECT DISTINCT hashtext(k) AS h FROM jsonb_array_elements_text($1::jsonb) AS k ORDER BY 1) AS keys
+        """
+
+    // MARK: Payments
+
+    /// A placeholder row so that adjustments can reference the payment before its state is
+    /// decided; the same transaction updates it.
+    package let insertPlaceholderPayment = """
+        INSERT INTO payments (provider, provider_payment_id, status) VALUES ($1, $2, 'pending')
+        ON CONFLICT (provider, provider_payment_id) DO NOTHING RETURNING id
+        """
+
+    /// One new payment, written before its pass ends because an adjustment must reference its
+    /// row (`ApplyPass.rowID`). No `ON CONFLICT`: the caller holds the payment's advisory lock
+    /// and has read that the row does not exist, and every other writer of `payments` takes the same lock. A
+    /// conflict would mean a writer that skipped it; the statement then fails and the event is
+    /// retried. (`ON CONFLICT DO NOTHING` cost each insert a third more: the speculative
+    /// insertion checks the unique index before the insert and again after it.)
+    package let insertPayment = """
+        INSERT INTO payments (provider, account, provider_payment_id, order_id, merchant_reference, amount_minor,
+                              currency, refunded_minor, status, status_detail, method, funding, provider_updated_at,
+                              chargebacks, chargeback_reversals, capture_failures)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+        RETURNING id
+        """
+
+    /// A pass's new payments in one statement (`ApplyPass`): `$1`, `$2` the providers and
+    /// provider payment ids, `$3` – `$16` the state columns in this order, one binary array
+    /// each. No `ON CONFLICT`, for the reason given at `insertPayment`.
+    package let insertPayments = """
+        INSERT INTO payments (provider, provider_payment_id, account, order_id, merchant_reference, amount_minor, currency,
+                              refunded_minor, status, status_detail, method, funding, provider_updated_at,
+                              chargebacks, chargeback_reversals, capture_failures)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[],
+                             $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::timestamptz[],
+                             $14::bigint[], $15::bigint[], $16::bigint[])
+        RETURNING provider, provider_payment_id, id
+        """
+
+    /// A pass's changed payments in one statement: `$1` their ids, `$2` – `$15` the state columns
+    /// in `insertPayments`' order. Each id appears once: a pass writes a payment's last state.
+    package let updatePayments = """
+        UPDATE payments AS p SET account = v.account, order_id = v.order_id, merchant_reference = v.merchant_reference,
+               amount_minor = v.amount_minor, currency = v.currency, refunded_minor = v.refunded_minor, status = v.status,
+               status_detail = v.status_detail, method = v.method, funding = v.funding,
+               provider_updated_at = v.provider_updated_at, chargebacks = v.chargebacks,
+               chargeback_reversals = v.chargeback_reversals, capture_failures = v.capture_failures, updated_at = now()
+        FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::bigint[],
+                    $8::text[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::bigint[], $14::bigint[],
+                    $15::bigint[])
+             AS v(id, account, order_id, merchant_reference, amount_minor, currency, refunded_minor, status,
+                  status_detail, method, funding, provider_updated_at, chargebacks, chargeback_reversals, capture_failures)
+        WHERE p.id = v.id
+        """
+
+    /// The payment's captured sum from its capture rows: `NULL` while none counts, so that
+    /// "no capture reported" stays distinct from a capture of zero. Written only after a
+    /// capture or a capture failure; the pass's payment writes never touch the column.
+    package let updateCapturedMinor = """
+        UPDATE payments SET captured_minor = (
+            SELECT sum(amount_minor) FROM payment_adjustments WHERE payment_id = $1 AND kind = 'capture' AND NOT failed)
+        WHERE id = $1
+        """
+
+    // MARK: Orders
+
+    /// No conflict target: a clash on the order id (a race) or on the merchant reference (two
+    /// provider orders for one reference) both return no row, and the caller tells them apart.
+    package let insertOrder = """
+        INSERT INTO orders (provider, account, provider_order_id, merchant_reference, amount_minor, currency, status,
+                            provider_updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
+    package let updateOrder = """
+        UPDATE orders SET merchant_reference = coalesce(merchant_reference, $2), amount_minor = $3, currency = $4,
+               status = $5, provider_updated_at = $6, updated_at = now()
+        WHERE id = $1
+        """
+
+    // MARK: Rows a successful recurring charge made
+
+    /// The `payments` rows of successful recurring charges (Adyen, PXP), as one data-modifying
+    /// `WITH` item of the statement that settles the charges: it reads the relation `target`
+    /// (`provider`, `provider_payment_id`, `merchant_reference`, `amount_minor`, `currency`,
+    /// `status`) and returns `id, provider, provider_payment_id` for the charges to link to.
+    ///
+    /// The row is the one the provider's webhook later updates through the processor. A row the
+    /// webhook wrote first keeps all it has: the charge only fills what is still missing, and never
+    /// changes a status or an account. The caller holds the rows' advisory locks
+    /// (``AdvisoryLockKey/payment(provider:id:)``), as every writer of `payments` does.
+    package static let chargedPayments = """
+        INSERT INTO payments (provider, account, provider_payment_id, merchant_reference, amount_minor, currency, status)
+        SELECT provider, '', provider_payment_id, merchant_reference, amount_minor, currency, status FROM target
+        ON CONFLICT (provider, provider_payment_id) DO UPDATE
+        SET merchant_reference = coalesce(payments.merchant_reference, EXCLUDED.merchant_reference),
+            amount_minor = coalesce(payments.amount_minor, EXCLUDED.amount_minor),
+            currency = coalesce(payments.currency, EXCLUDED.currency), updated_at = now()
+        RETURNING id, provider, provider_payment_id
+        """
+
+    /// The `orders` rows of successful Mercado Pago charges, which are orders, under the rules of
+    /// ``chargedPayments``: reads `target` (`provider`, `provider_order_id`, `amount_minor`,
+    /// `currency`, `status`; the merchant reference is left to the webhook) and returns
+    /// `id, provider, provider_order_id`. The caller holds the rows' advisory locks
+    /// (``AdvisoryLockKey/order(provider:id:)``).
+    package static let chargedOrders = """
+        INSERT INTO orders (provider, account, provider_order_id, amount_minor, currency, status)
+        SELECT provider, '', provider_order_id, amount_minor, currency, status FROM target
+        ON CONFLICT (provider, provider_order_id) WHERE provider_order_id IS NOT NULL DO UPDATE
+        SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
+            currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
+        RETURNING id, provider, provider_order_id
+        """
+}
