@@ -49,15 +49,6 @@ extension ChargeRecurringHandler {
         return try await Self.settle([success], pool: pool).contains(charge.id)
     }
 
-    /// The canonical status of a successful charge's payment, from the provider's word: a
-    /// capture where the provider says the money moved, an authorisation otherwise.
-    static func paymentStatus(_ providerStatus: String) -> PaymentStatus {
-        switch providerStatus.lowercased() {
-        case "captured", "processed", "approved", "accredited", "settled": .captured
-        default: .authorized
-        }
-    }
-
     // MARK: Batched statements
 
     /// The success to settle for `loaded`, paid by the provider's `providerPaymentID`.
@@ -65,7 +56,8 @@ extension ChargeRecurringHandler {
         let asOrder = loaded.provider == ProviderID.mercadopago.rawValue
         return Success(chargeID: loaded.charge.id, provider: loaded.provider, providerPaymentID: providerPaymentID,
                        merchantReference: asOrder ? nil : reference(loaded), providerStatus: providerStatus,
-                       status: paymentStatus(providerStatus).rawValue, asOrder: asOrder)
+                       status: ChargeResult.paymentStatus(ofSuccess: providerStatus, provider: loaded.provider).rawValue,
+                       asOrder: asOrder)
     }
 
     /// A success to settle: the charge and the payment (Adyen, PXP) or order (Mercado Pago) it made.

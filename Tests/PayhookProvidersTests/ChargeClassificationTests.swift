@@ -100,6 +100,31 @@ struct ChargeClassificationTests {
         #expect(custom.outcome(state: "Refused", code: "CRD105") == .declinedHard)
     }
 
+    /// The status charge settlement records for the payment (or order) a successful charge made,
+    /// until the webhook brings the row's own: the values it recorded before each provider's
+    /// table held them.
+    @Test("a successful charge's payment status comes from its provider's table", arguments: [
+        ("adyen", "Authorised", PaymentStatus.authorized),
+        ("pxp", "Authorised", .authorized),
+        ("pxp", "Approved", .captured),
+        ("pxp", "Updated", .authorized),
+        ("pxp", "Captured", .captured),
+        ("pxp", "Executed", .authorized),
+        ("pxp", "Confirmed", .authorized),
+        ("pxp", "Refunded", .authorized),
+        ("mercadopago", "processed", .captured),
+        ("mercadopago", "approved", .captured),
+        ("mercadopago", "authorized", .authorized),
+        ("mercadopago", "in_mediation", .authorized),
+        ("mercadopago", "operator:succeeded", .authorized),
+        ("pxp", "webhook:captured", .authorized),
+        ("adyen", "operator:succeeded", .authorized),
+        ("a_provider_added_next_year", "Authorised", .authorized),
+    ])
+    func successPaymentStatus(provider: String, providerStatus: String, expected: PaymentStatus) {
+        #expect(ChargeResult.paymentStatus(ofSuccess: providerStatus, provider: provider) == expected)
+    }
+
     @Test("no code is both soft and hard")
     func disjointSets() {
         #expect(MercadoPagoChargeClassification.softDetails.isDisjoint(with: MercadoPagoChargeClassification.hardDetails))

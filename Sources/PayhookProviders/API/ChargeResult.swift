@@ -1,3 +1,5 @@
+public import PayhookCore
+
 /// What a merchant-initiated charge came to, in the words a retry policy needs.
 ///
 /// Each provider has one classification table (``MercadoPagoChargeClassification``,
@@ -38,5 +40,23 @@ public struct ChargeResult: Sendable, Hashable {
         self.providerPaymentID = providerPaymentID
         self.providerStatus = providerStatus
         self.declineCode = declineCode
+    }
+}
+
+extension ChargeResult {
+    /// The canonical status of the payment (Mercado Pago: the order) a successful charge made,
+    /// from `providerStatus` in the words of `provider`: each provider's charge table decides
+    /// (``AdyenChargeClassification/paymentStatus(ofSuccess:)``,
+    /// ``MercadoPagoChargeClassification/paymentStatus(ofSuccess:)``,
+    /// ``PXPChargeClassification/paymentStatus(ofSuccess:)``). Words that are not the provider's
+    /// (an operator's `operator:succeeded`, a stored `webhook:…` status) and providers payhook
+    /// does not know read as authorised; the webhook's status replaces it.
+    public static func paymentStatus(ofSuccess providerStatus: String, provider: String) -> PaymentStatus {
+        switch ProviderID(rawValue: provider) {
+        case .adyen?: AdyenChargeClassification.paymentStatus(ofSuccess: providerStatus)
+        case .mercadopago?: MercadoPagoChargeClassification.paymentStatus(ofSuccess: providerStatus)
+        case .pxp?: PXPChargeClassification.paymentStatus(ofSuccess: providerStatus)
+        case nil: .authorized
+        }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PayhookCore
+public import PayhookCore
 
 /// Adyen `/payments` answers → ``ChargeOutcome``: the one charge table for Adyen.
 ///
@@ -87,5 +87,12 @@ public enum AdyenChargeClassification {
         return ChargeResult(
             outcome: outcome, providerPaymentID: try root["pspReference"].string(), providerStatus: resultCode,
             declineCode: declineCode)
+    }
+
+    /// The canonical status of the payment a successful charge made, recorded until the webhook
+    /// brings the payment's own: authorised. A successful `/payments` answer is `Authorised`
+    /// (the money is held); Adyen reports a capture by webhook (`CAPTURE`) on the same payment.
+    public static func paymentStatus(ofSuccess resultCode: String) -> PaymentStatus {
+        .authorized
     }
 }

@@ -1,4 +1,4 @@
-import PayhookCore
+public import PayhookCore
 
 /// Mercado Pago order answers to `POST /v1/orders` → ``ChargeOutcome``: the one charge table
 /// for Mercado Pago.
@@ -68,5 +68,16 @@ public enum MercadoPagoChargeClassification {
         return ChargeResult(
             outcome: outcome, providerPaymentID: try root["id"].requiredString(), providerStatus: status,
             declineCode: outcome == .declinedSoft || outcome == .declinedHard ? detail : nil)
+    }
+
+    /// The canonical status of the order (or, in reconciliation, the fetched payment) a
+    /// successful charge made, recorded until the webhook brings its own, from its status word
+    /// (compared case-insensitively): `processed` (an order), `approved` (a classic payment) and
+    /// `accredited` as captured, anything else as authorised.
+    public static func paymentStatus(ofSuccess status: String) -> PaymentStatus {
+        switch status.lowercased() {
+        case "processed", "approved", "accredited": .captured
+        default: .authorized
+        }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PayhookCore
+public import PayhookCore
 
 /// PXP Unity transaction answers → ``ChargeOutcome``: the one charge table for PXP.
 ///
@@ -65,5 +65,19 @@ public struct PXPChargeClassification: Sendable, Hashable {
         return ChargeResult(
             outcome: outcome, providerPaymentID: try transaction["systemTransactionId"].requiredString(),
             providerStatus: state, declineCode: outcome == .declinedSoft || outcome == .declinedHard ? code : nil)
+    }
+
+    /// The canonical status of the payment a successful charge made, recorded until the webhook
+    /// brings the transaction's own, from its state (compared case-insensitively): `Captured`
+    /// and `Approved` as captured, every other successful state as authorised.
+    ///
+    /// This is what charge settlement has always recorded. It differs from ``PXPStateMapping``
+    /// for `Approved` (authorised there) and `Executed`, `Confirmed` (captured there); the
+    /// webhook's state replaces it either way (docs/decisions/0016).
+    public static func paymentStatus(ofSuccess state: String) -> PaymentStatus {
+        switch state.lowercased() {
+        case "captured", "approved": .captured
+        default: .authorized
+        }
     }
 }
