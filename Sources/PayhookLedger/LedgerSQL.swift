@@ -1,10 +1,13 @@
 import PayhookPostgres
 
-/// Every statement that writes `payments` and `orders` on behalf of processing and charge
-/// settlement, and the advisory locks they take first, named, in one place.
+/// The statements that write `payments` and `orders` on behalf of processing, charge settlement,
+/// order registration and the provider sweep, and the advisory locks they take first, named, in
+/// one place. (Fulfillment's and merchant callbacks' updates of `orders` are still in
+/// `FulfillmentSQL` and `CallbackSQL`: docs/decisions/0016.)
 ///
-/// Why here: two features write these rows (the processor from webhooks, charge settlement from
-/// the provider's answer), and they must write by one set of rules under one set of locks.
+/// Why here: several features write these rows (the processor from webhooks, charge settlement
+/// from the provider's answer, the merchant registering an order), and they must write by one
+/// set of rules under one set of locks.
 /// Callers hold the ``AdvisoryLockKey`` locks of the rows they write. Values are always `$n`
 /// binds; a test prepares each statement against the migrated schema (`SQLStatementCatalogTests`).
 package struct LedgerSQL: SQLStatementSet {
@@ -131,5 +134,55 @@ package struct LedgerSQL: SQLStatementSet {
         SET amount_minor = coalesce(orders.amount_minor, EXCLUDED.amount_minor),
             currency = coalesce(orders.currency, EXCLUDED.currency), updated_at = now()
         RETURNING id, provider, provider_order_id
+        """
+
+    // MARK: Order registration
+
+    package let insertRegisteredOrder = """
+        INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
+                            expected_currency, callback_url, registered_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+        ON CONFLICT DO NOTHING RETURNING id
+        """
+
+    /// An order a webhook created before the merchant registered it. The registered reference
+    /// replaces a provider-reported one, so that a payment naming another reference is caught
+    /// as a mismatch; the order is a merchant order now, linked to no other. Returns no row
+    /// when the reference belongs to another registered order.
+    package let adoptOrder = """
+        UPDATE orders SET merchant_reference = coalesce($2, merchant_reference),
+               provider_order_id = coalesce(provider_order_id, $3), expected_amount_minor = $4,
+               expected_currency = $5, callback_url = $6, registered_at = now(), merchant_order_id = NULL, updated_at = now()
+        WHERE id = $1
+          AND NOT EXISTS (SELECT 1 FROM orders other
+                          WHERE other.id <> $1 AND other.provider = orders.provider AND other.account = orders.account
+                            AND other.merchant_reference = coalesce($2, orders.merchant_reference)
+                            AND other.registered_at IS NOT NULL)
+        RETURNING id
+        """
+
+    /// Links earlier payments of the order's account ($4) to an order registered after they arrived.
+    package let linkPaymentsToOrder = """
+        UPDATE payments SET order_id = $1, updated_at = now()
+        WHERE provider = $2 AND merchant_reference = $3 AND account = $4 AND order_id IS NULL
+        """
+
+    /// Links every unregistered provider order of reference `$4` (provider `$2`, account `$3`)
+    /// to the order `$1` just registered with it.
+    package let linkProviderOrdersToOrder = """
+        UPDATE orders SET merchant_order_id = $1, updated_at = now()
+        WHERE provider = $2 AND account = $3 AND merchant_reference = $4 AND registered_at IS NULL
+          AND merchant_order_id IS NULL AND id <> $1
+        """
+
+    // MARK: The provider sweep
+
+    /// Expires an order that is still unpaid; nothing when a payment arrived meanwhile.
+    /// `$2` the paid statuses, `$3` the time.
+    package let expireOrder = """
+        UPDATE orders SET expired_at = $3, updated_at = now()
+        WHERE id = $1 AND expired_at IS NULL AND fulfillment_status = 'none'
+          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = orders.id AND p.status = ANY($2::text[]))
+        RETURNING id
         """
 }

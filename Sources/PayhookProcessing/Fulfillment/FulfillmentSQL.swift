@@ -31,12 +31,6 @@ package struct FulfillmentSQL: SQLStatementSet {
         RETURNING c.order_id
         """
 
-    /// Links earlier payments of the order's account ($4) to an order registered after they arrived.
-    let linkPaymentsToOrder = """
-        UPDATE payments SET order_id = $1, updated_at = now()
-        WHERE provider = $2 AND merchant_reference = $3 AND account = $4 AND order_id IS NULL
-        """
-
     /// The follow-ups owed for the orders `$1` (a bigint array):
     ///
     /// - `paid`: registered orders not yet in fulfillment that now have a payment in one of
@@ -154,14 +148,6 @@ package struct FulfillmentSQL: SQLStatementSet {
         SELECT DISTINCT coalesce(l.merchant_order_id, o.merchant_order_id, o.id) AS order_id
         FROM orders o LEFT JOIN linked l ON l.id = o.id
         WHERE o.id = ANY($1::bigint[])
-        """
-
-    /// Links every unregistered provider order of reference `$4` (provider `$2`, account `$3`)
-    /// to the order `$1` just registered with it.
-    let linkProviderOrdersToOrder = """
-        UPDATE orders SET merchant_order_id = $1, updated_at = now()
-        WHERE provider = $2 AND account = $3 AND merchant_reference = $4 AND registered_at IS NULL
-          AND merchant_order_id IS NULL AND id <> $1
         """
 
     let selectCallbacks = """

@@ -136,7 +136,7 @@ package struct OrderService: Sendable {
                 }
                 return (try await reload(order.id, connection), false)
             }
-            let updated = try await connection.query(OrderSQL.shared.adopt, [
+            let updated = try await connection.query(LedgerSQL.shared.adoptOrder, [
                 .int(existing), registration.merchantReference.map(PostgresValue.text) ?? .null,
                 registration.providerOrderID.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
                 .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
@@ -146,7 +146,7 @@ package struct OrderService: Sendable {
             }
             orderID = existing
         } else {
-            let inserted = try await connection.query(OrderSQL.shared.insertRegistered, [
+            let inserted = try await connection.query(LedgerSQL.shared.insertRegisteredOrder, [
                 .text(provider), .text(registration.account), registration.providerOrderID.map(PostgresValue.text) ?? .null,
                 registration.merchantReference.map(PostgresValue.text) ?? .null, .int(amount.minorUnits),
                 .text(amount.currency), registration.callbackURL.map(PostgresValue.text) ?? .null,
@@ -158,10 +158,10 @@ package struct OrderService: Sendable {
             created = true
         }
         if let reference = registration.merchantReference {
-            try await connection.query(FulfillmentSQL.shared.linkPaymentsToOrder, [
+            try await connection.query(LedgerSQL.shared.linkPaymentsToOrder, [
                 .int(orderID), .text(provider), .text(reference), .text(registration.account),
             ])
-            try await connection.query(FulfillmentSQL.shared.linkProviderOrdersToOrder, [
+            try await connection.query(LedgerSQL.shared.linkProviderOrdersToOrder, [
                 .int(orderID), .text(provider), .text(registration.account), .text(reference),
             ])
         }
@@ -215,28 +215,5 @@ package struct OrderSQL: SQLStatementSet {
     /// (unique per account). Provider orders sharing it are linked, not adopted.
     let selectByReference = """
         SELECT id FROM orders WHERE provider = $1 AND account = $2 AND merchant_reference = $3 AND registered_at IS NOT NULL
-        """
-
-    let insertRegistered = """
-        INSERT INTO orders (provider, account, provider_order_id, merchant_reference, expected_amount_minor,
-                            expected_currency, callback_url, registered_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, now())
-        ON CONFLICT DO NOTHING RETURNING id
-        """
-
-    /// An order a webhook created before the merchant registered it. The registered reference
-    /// replaces a provider-reported one, so that a payment naming another reference is caught
-    /// as a mismatch; the order is a merchant order now, linked to no other. Returns no row
-    /// when the reference belongs to another registered order.
-    let adopt = """
-        UPDATE orders SET merchant_reference = coalesce($2, merchant_reference),
-               provider_order_id = coalesce(provider_order_id, $3), expected_amount_minor = $4,
-               expected_currency = $5, callback_url = $6, registered_at = now(), merchant_order_id = NULL, updated_at = now()
-        WHERE id = $1
-          AND NOT EXISTS (SELECT 1 FROM orders other
-                          WHERE other.id <> $1 AND other.provider = orders.provider AND other.account = orders.account
-                            AND other.merchant_reference = coalesce($2, orders.merchant_reference)
-                            AND other.registered_at IS NOT NULL)
-        RETURNING id
         """
 }

@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookCore
 package import PayhookPostgres
+import PayhookLedger
 import PayhookProviders
 package import PayhookQueue
 
@@ -113,7 +114,7 @@ package final class ProviderSweep: Sendable {
                 // The answer is not applied yet: expiring now would race it.
                 if lookupStatus == "pending" { continue }
             }
-            guard try await connection.query(SweepSQL.shared.expireOrder, [.int(id), paidBind, .timestamptz(now)]).rows.first != nil
+            guard try await connection.query(LedgerSQL.shared.expireOrder, [.int(id), paidBind, .timestamptz(now)]).rows.first != nil
             else { continue }
             outcome.expired += 1
             guard settings.notifyOrderExpired else { continue }

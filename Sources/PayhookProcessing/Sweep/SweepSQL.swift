@@ -1,7 +1,8 @@
 package import PayhookPostgres
 
 /// The provider sweep's statements. It reads orders, payments and charges, and writes only
-/// `sweep_checks`, `orders.expired_at` and the lookup rows it adds to `inbound_events`.
+/// `sweep_checks`, `orders.expired_at` (through the ledger, `LedgerSQL.expireOrder`) and the
+/// lookup rows it adds to `inbound_events`.
 package struct SweepSQL: SQLStatementSet {
     package static let shared = SweepSQL()
 
@@ -76,15 +77,6 @@ package struct SweepSQL: SQLStatementSet {
         ON CONFLICT (subject, subject_id) DO UPDATE
         SET checks = sweep_checks.checks + 1, last_checked_at = $6::timestamptz, reason = $4,
             waiting_on_provider_since = CASE WHEN $5::boolean THEN coalesce(sweep_checks.waiting_on_provider_since, $6::timestamptz) END
-        """
-
-    /// Expires an order that is still unpaid; nothing when a payment arrived meanwhile.
-    /// `$2` the paid statuses, `$3` the time.
-    let expireOrder = """
-        UPDATE orders SET expired_at = $3, updated_at = now()
-        WHERE id = $1 AND expired_at IS NULL AND fulfillment_status = 'none'
-          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = orders.id AND p.status = ANY($2::text[]))
-        RETURNING id
         """
 
     /// What waits on a person, still open: Adyen payments and charges the sweep could not ask
