@@ -2,7 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookProviders
-package import PayhookQueue
+import PayhookQueue
 import PayhookAdmin
 import PayhookLedger
 import PayhookProcessing

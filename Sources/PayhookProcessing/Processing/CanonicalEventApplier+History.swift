@@ -1,5 +1,5 @@
 import Foundation
-package import PayhookCore
+import PayhookCore
 import PayhookPostgres
 
 /// History: the `payment_events` rows every entity adds.

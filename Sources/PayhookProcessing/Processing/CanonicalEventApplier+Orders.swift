@@ -1,5 +1,5 @@
 import Foundation
-package import PayhookCore
+import PayhookCore
 import PayhookLedger
 import PayhookPostgres
 

@@ -1,9 +1,9 @@
-package import Foundation
-package import PayhookCore
+import Foundation
+import PayhookCore
 import PayhookLedger
-package import PayhookPostgres
-package import PayhookProviders
-package import PayhookQueue
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
 import Synchronization
 
 /// One batch: the claim, the fetch lease and the batch transaction.

@@ -1,8 +1,8 @@
-package import Foundation
-package import PayhookCore
-package import PayhookPostgres
-package import PayhookProviders
-package import PayhookQueue
+import Foundation
+import PayhookCore
+import PayhookPostgres
+import PayhookProviders
+import PayhookQueue
 import Synchronization
 
 /// The claim loops: workers, wake-ups and stopping.
