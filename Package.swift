@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "PayhookEmulatorTests",
                     dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookPostgres", "PayhookTestSupport"],
+        .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookCore", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",

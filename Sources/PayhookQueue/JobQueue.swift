@@ -54,8 +54,7 @@ public struct JobQueue: Sendable {
     /// ```swift
     /// try await pool.transaction { connection in
     ///     try await orders.markPaid(order, on: connection)
-    ///     try await queue.enqueue(kind: "fulfill_order", payload: #"{"order_id": 42}"#,
-    ///                             uniqueKey: "fulfill_order:42", on: connection)
+    ///     try await queue.enqueue(FulfillOrderArgs(orderID: 42), uniqueKey: "fulfill_order:42", on: connection)
     /// }
     /// ```
     /// - Parameters:
@@ -81,15 +80,21 @@ public struct JobQueue: Sendable {
         return try rows.rows.first?.decode("id", as: Int64.self)
     }
 
-    /// Encodes `payload` with `JSONEncoder` and enqueues it on `connection`.
-    /// - Throws: `EncodingError` or `PostgresError`.
+    /// Inserts a job for typed arguments on `connection`, inside the caller's transaction; see
+    /// `enqueue(kind:payload:uniqueKey:runAt:maxAttempts:on:)`.
     @discardableResult
-    public func enqueue<Payload: Encodable>(kind: String, encoding payload: Payload, uniqueKey: String? = nil,
-                                            runAt: Date? = nil, maxAttempts: Int? = nil,
-                                            on connection: PostgresConnection) async throws -> Int64? {
-        let json = String(decoding: try JSONEncoder().encode(payload), as: UTF8.self)
-        return try await enqueue(kind: kind, payload: json, uniqueKey: uniqueKey, runAt: runAt,
-                                 maxAttempts: maxAttempts, on: connection)
+    package func enqueue<Args: JobArgs>(_ args: Args, uniqueKey: String? = nil, runAt: Date? = nil, maxAttempts: Int? = nil,
+                                        on connection: PostgresConnection) async throws(PostgresError) -> Int64? {
+        try await enqueue(kind: Args.kind, payload: args.payload.rendered, uniqueKey: uniqueKey, runAt: runAt,
+                          maxAttempts: maxAttempts, on: connection)
+    }
+
+    /// Inserts a job for typed arguments in a transaction of its own.
+    @discardableResult
+    package func enqueue<Args: JobArgs>(_ args: Args, uniqueKey: String? = nil, runAt: Date? = nil,
+                                        maxAttempts: Int? = nil) async throws(PostgresError) -> Int64? {
+        try await enqueue(kind: Args.kind, payload: args.payload.rendered, uniqueKey: uniqueKey, runAt: runAt,
+                          maxAttempts: maxAttempts)
     }
 
     /// Inserts many jobs with one statement on `connection`, inside the caller's transaction;

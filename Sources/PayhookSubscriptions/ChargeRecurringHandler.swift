@@ -156,7 +156,7 @@ package struct ChargeRecurringHandler: JobHandler {
     }
 
     package func run(_ job: Job) async throws -> JobOutcome {
-        guard let payload = try? job.decodePayload(ChargeJobPayload.self) else {
+        guard let payload = try? job.decodeArgs(ChargeRecurringArgs.self) else {
             return .discard(reason: "payload_invalid: \(Self.kind) needs an idempotency_key")
         }
         let key = payload.idempotencyKey
@@ -545,8 +545,8 @@ package struct ChargeRecurringHandler: JobHandler {
                 .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
             ]).rows.isEmpty
             if inserted {
-                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
-                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                try await queue.enqueue(ChargeRecurringArgs(
+                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID),
                     uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
             }
             if status == .paused {

@@ -126,9 +126,8 @@ struct ChargeBatchingTests {
 
         // Through the handler, the duplicate is settled alone after its batch failed.
         try await harness.queue.enqueue(
-            kind: ChargeRecurringHandler.kind,
-            payload: ChargeJobPayload(idempotencyKey: try await harness.key(adyen.subscription, cycle: 1, attempt: 2),
-                                      provider: "adyen", subscriptionID: adyen.subscription).json)
+            ChargeRecurringArgs(idempotencyKey: try await harness.key(adyen.subscription, cycle: 1, attempt: 2),
+                                provider: "adyen", subscriptionID: adyen.subscription))
         let outcomes = try await harness.runChargeJobs(handler)
         guard case .discard(let reason)? = outcomes.first else {
             Issue.record("expected a dead letter, got \(outcomes)")

@@ -84,7 +84,7 @@ struct JobQueueTests {
             let first = try await queue.claim(limit: 10, kinds: ["a"], worker: "w1", lease: .seconds(30))
             #expect(first.map(\.id) == [a, b])
             #expect(first.allSatisfy { $0.attempt == 1 && $0.worker == "w1" && $0.maxAttempts == 25 })
-            #expect(try first[0].decodePayload([String: Int].self) == ["n": 1])
+            #expect(try first[0].decodeArgs(CountArgs.self).n == 1)
             #expect(try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30)).isEmpty)
             let row = try await db.job(a)
             #expect(row.state == "running" && row.attempt == 1 && row.lockedBy == "w1")

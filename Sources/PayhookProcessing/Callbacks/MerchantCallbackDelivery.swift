@@ -43,19 +43,15 @@ package struct MerchantCallbackDelivery: JobHandler {
     let logger: Logger
     var now: @Sendable () -> Date = { Date() }
 
-    private struct Payload: Decodable {
-        let callback_id: Int64
-    }
-
     package func run(_ job: Job) async throws -> JobOutcome {
-        let payload: Payload
+        let callbackID: Int64
         do {
-            payload = try job.decodePayload()
+            callbackID = try job.decodeArgs(MerchantCallbackArgs.self).callbackID
         } catch {
             return .discard(reason: "payload_invalid: \(Self.kind) needs an integer callback_id")
         }
-        guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(payload.callback_id)]).rows.first else {
-            return .discard(reason: "not_found: no merchant callback \(payload.callback_id)")
+        guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(callbackID)]).rows.first else {
+            return .discard(reason: "not_found: no merchant callback \(callbackID)")
         }
         let id: Int64 = try row.decode("id")
         let type: String = try row.decode("type")

@@ -41,10 +41,6 @@ package struct FulfillOrderHandler: JobHandler {
     /// hold the transaction open while a processor batch races it.
     var beforeCommit: (@Sendable (Int64) async -> Void)? = nil
 
-    private struct Payload: Decodable {
-        let order_id: Int64
-    }
-
     static func paidWebhookID(orderID: Int64) -> String { "order.paid.\(orderID)" }
 
     /// The processor's advisory-lock keys of everything that links a payment to `order`: its
@@ -64,7 +60,7 @@ package struct FulfillOrderHandler: JobHandler {
     package func run(_ job: Job) async throws -> JobOutcome {
         let orderID: Int64
         do {
-            orderID = try job.decodePayload(Payload.self).order_id
+            orderID = try job.decodeArgs(FulfillOrderArgs.self).orderID
         } catch {
             return .discard(reason: "payload_invalid: \(Self.kind) needs an integer order_id")
         }

@@ -56,8 +56,8 @@ package struct FulfillmentTrigger: Sendable {
             let orderID: Int64 = try row.decode("order_id")
             switch try row.decode("follow_up", as: String.self) {
             case "paid":
-                jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
-                                       uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
+                let args = FulfillOrderArgs(orderID: orderID)
+                jobs.append(JobRequest(args, uniqueKey: args.uniqueKey))
             case "overpaid":
                 overpaid.append((orderID, try row.decode("payment_id")))
             default:
