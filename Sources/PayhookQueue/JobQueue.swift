@@ -195,16 +195,17 @@ public struct JobQueue: Sendable {
         return !rows.rows.isEmpty
     }
 
-    /// Discards the job without retrying and writes a `dead_letters` row in the same statement:
-    /// error = `reason`; the letter's reason is the leading code when `reason` reads
-    /// `code: message` (`fulfillment_mismatch: …`, so operators can filter on it), else
-    /// `discarded_by_handler`.
-    /// - Parameter reason: text for operators; no secrets.
+    /// Discards the job without retrying and writes a `dead_letters` row in the same statement,
+    /// with `reason` and, as its error, the text `JobOutcome.discard(reason, message:)` records.
+    /// - Parameter message: text for operators; no secrets.
     /// - Returns: false when the claim was no longer held.
     /// - Throws: `PostgresError`.
     @discardableResult
-    public func discard(_ job: Job, reason: String) async throws(PostgresError) -> Bool {
-        let rows = try await pool.query(JobSQL.shared.discardHeld, Self.oneHeldBinds(job) + [.text(Self.errorText(reason))])
+    public func discard(_ job: Job, reason: DeadLetterReason, message: String) async throws(PostgresError) -> Bool {
+        let error = JobOutcome.discard(reason, message: message).recordedError ?? message
+        let rows = try await pool.query(JobSQL.shared.discardHeld, Self.oneHeldBinds(job) + [
+            .text(Self.errorText(error)), .text(reason.rawValue),
+        ])
         return !rows.rows.isEmpty
     }
 
@@ -228,7 +229,7 @@ public struct JobQueue: Sendable {
         case .succeeded: return try await complete(job)
         case .retry(let error): return try await fail(job, error: error) != nil
         case .snooze(let delay): return try await snooze(job, for: delay)
-        case .discard(let reason): return try await discard(job, reason: reason)
+        case .discard(let reason, let message): return try await discard(job, reason: reason, message: message)
         }
     }
 

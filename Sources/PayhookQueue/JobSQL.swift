@@ -117,7 +117,7 @@ package struct JobSQL: SQLStatementSet {
         RETURNING id
         """
 
-    /// $1 id, $2 attempt, $3 worker, $4 reason.
+    /// $1 id, $2 attempt, $3 worker, $4 error text, $5 the letter's reason (`DeadLetterReason`).
     let discardHeld = """
         WITH discarded AS (
             UPDATE jobs
@@ -127,9 +127,7 @@ package struct JobSQL: SQLStatementSet {
             RETURNING id, payload
         ), letter AS (
             INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider',
-                   CASE WHEN $4::text ~ '^[a-z][a-z_]*: ' THEN split_part($4::text, ':', 1) ELSE 'discarded_by_handler' END,
-                   $4::text
+            SELECT 'job', id, payload->>'provider', $5::text, $4::text
             FROM discarded
             ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
         )

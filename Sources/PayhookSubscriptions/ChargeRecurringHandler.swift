@@ -157,7 +157,7 @@ package struct ChargeRecurringHandler: JobHandler {
 
     package func run(_ job: Job) async throws -> JobOutcome {
         guard let payload = try? job.decodeArgs(ChargeRecurringArgs.self) else {
-            return .discard(reason: "payload_invalid: \(Self.kind) needs an idempotency_key")
+            return .discard(.payloadInvalid, message: "\(Self.kind) needs an idempotency_key")
         }
         let key = payload.idempotencyKey
         // The common case in one batched statement: a first attempt that is certainly to be sent.
@@ -170,7 +170,7 @@ package struct ChargeRecurringHandler: JobHandler {
             return try await send(loaded, client: client, marked: true)
         }
         guard let row = try await pool.query(SubscriptionSQL.shared.loadCharge, [.text(key)]).rows.first else {
-            return .discard(reason: "not_found: no charge with idempotency key \(key)")
+            return .discard(.notFound, message: "no charge with idempotency key \(key)")
         }
         let loaded = try Loaded(row: row)
         let charge = loaded.charge
@@ -269,7 +269,7 @@ package struct ChargeRecurringHandler: JobHandler {
         do {
             amount = try Money(minorUnits: charge.amountMinor, currency: charge.currency)
         } catch {
-            return .discard(reason: "invalid_amount: charge \(charge.id) has currency \(charge.currency)")
+            return .discard(.invalidAmount, message: "charge \(charge.id) has currency \(charge.currency)")
         }
         let result: ChargeResult
         let reference = Self.reference(loaded)
@@ -316,7 +316,7 @@ package struct ChargeRecurringHandler: JobHandler {
             return .retry(error: message)
         case .unsupported:
             try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
-            return .discard(reason: "unsupported: \(message)")
+            return .discard(.unsupported, message: message)
         }
     }
 
@@ -391,19 +391,20 @@ package struct ChargeRecurringHandler: JobHandler {
     private func outcomeUnknown(_ loaded: Loaded, lastError: String) async throws -> JobOutcome {
         let charge = loaded.charge
         let window = settings.idempotencyWindow(loaded.provider).components.seconds
-        let message = "charge_outcome_unknown: \(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)"
+        let discard = JobOutcome.discard(.chargeOutcomeUnknown, message: "\(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)")
+        let message = discard.recordedError ?? ""
         try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
         count(loaded.provider, "outcome_unknown")
         logger.error("charge outcome unknown after the idempotency window; not sent again", [
             "provider": .string(loaded.provider), "charge.id": .int(charge.id),
         ])
-        return .discard(reason: message)
+        return discard
     }
 
     private func stillPending(_ loaded: Loaded, checks: Int) async throws -> JobOutcome {
         let charge = loaded.charge
         guard checks <= settings.maxPendingChecks else {
-            return .discard(reason: "still_pending: \(loaded.provider) charge \(charge.idempotencyKey) (\(charge.providerPaymentID ?? "no provider id")) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
+            return .discard(.stillPending, message: "\(loaded.provider) charge \(charge.idempotencyKey) (\(charge.providerPaymentID ?? "no provider id")) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
         }
         return .snooze(settings.pendingRecheck)
     }
@@ -470,7 +471,8 @@ package struct ChargeRecurringHandler: JobHandler {
         } catch {
             guard let refused = error as? PostgresError, refused.kind == .uniqueViolation,
                   refused.constraint == "charges_one_success_per_cycle" else { throw error }
-            let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
+            let discard = JobOutcome.discard(.duplicateSuccess, message: "\(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one")
+            let message = discard.recordedError ?? ""
             try await pool.query(SubscriptionSQL.shared.recordDuplicateSuccess, [
                 .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
             ])
@@ -478,7 +480,7 @@ package struct ChargeRecurringHandler: JobHandler {
             logger.error("second successful charge for one cycle", [
                 "provider": .string(provider), "subscription.id": .int(charge.subscriptionID), "charge.id": .int(charge.id),
             ])
-            return .discard(reason: message)
+            return discard
         }
         if recorded { count(provider, .succeeded) }
         return .succeeded

@@ -144,7 +144,7 @@ struct JobQueueTests {
             #expect(try await queue.complete(stale) == false)
             #expect(try await queue.fail(stale, error: "late") == nil)
             #expect(try await queue.snooze(stale, for: .zero) == false)
-            #expect(try await queue.discard(stale, reason: "late") == false)
+            #expect(try await queue.discard(stale, reason: .discardedByHandler, message: "late") == false)
             #expect(try await queue.release([stale]).isEmpty)
             #expect(try await queue.extendLeases([stale], lease: .seconds(60)).isEmpty)
             // Same worker name claiming again does not revive an old attempt either.
@@ -158,6 +158,44 @@ struct JobQueueTests {
             #expect(row.state == "succeeded" && row.attempt == 2)
             #expect(row.errors.count == 1 && row.errors[0].error.contains("lease expired") && row.errors[0].attempt == 1)
         }
+    }
+
+    @Test("a discard's letter takes its reason from the outcome, never from the message's text")
+    func discardReason() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let coded = try #require(try await queue.enqueue(kind: "a", payload: #"{"provider": "adyen"}"#))
+            let plain = try #require(try await queue.enqueue(kind: "a"))
+            let jobs = try await queue.claim(limit: 2, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            let codedJob = try #require(jobs.first { $0.id == coded })
+            let plainJob = try #require(jobs.first { $0.id == plain })
+            #expect(try await queue.record(.discard(.fulfillmentMismatch, message: "amount differs"), for: codedJob))
+            // Text that reads like a code stays text: the reason is the one the handler named.
+            #expect(try await queue.record(.discard(.discardedByHandler, message: "not_found: looks like a code"), for: plainJob))
+
+            #expect(try await db.job(coded).errors.map(\.error) == ["fulfillment_mismatch: amount differs"])
+            let codedLetters = try await db.deadLetters(job: coded)
+            #expect(codedLetters.map(\.reason) == ["fulfillment_mismatch"])
+            #expect(codedLetters.first?.error == "fulfillment_mismatch: amount differs")
+            let provider = try await db.pool.query("SELECT provider FROM dead_letters WHERE source_id = $1", [.int(coded)])
+            #expect(try provider.rows.first?.decode("provider", as: String?.self) == "adyen")
+            let plainLetters = try await db.deadLetters(job: plain)
+            #expect(plainLetters.map(\.reason) == ["discarded_by_handler"])
+            #expect(plainLetters.first?.error == "not_found: looks like a code")
+        }
+    }
+
+    @Test("dead-letter reasons are the codes operators already filter on")
+    func reasonCodes() {
+        #expect(Set(DeadLetterReason.allCases.map(\.rawValue)) == [
+            "max_attempts_exceeded", "payload_invalid", "not_found_at_provider", "unsupported_at_provider",
+            "discarded_by_handler", "not_found", "fulfillment_mismatch", "callback_url_refused", "merchant_gone",
+            "invalid_amount", "unsupported", "still_pending", "charge_outcome_unknown", "duplicate_success",
+        ])
+        #expect(JobOutcome.discard(.notFound, message: "no order 4").recordedError == "not_found: no order 4")
+        #expect(JobOutcome.discard(.discardedByHandler, message: "gave up").recordedError == "gave up")
+        #expect(JobOutcome.retry(error: "later").recordedError == "later")
+        #expect(JobOutcome.succeeded.recordedError == nil)
     }
 
     @Test("the rescuer discards and dead-letters an expired job that was on its last attempt")

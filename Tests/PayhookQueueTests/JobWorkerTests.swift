@@ -100,7 +100,7 @@ struct JobWorkerTests {
             let calls = CallCounter()
             let worker = try db.startWorker(handlers: [AnyJobHandler(kind: "mismatch") { job in
                 calls.record(job.id)
-                return .discard(reason: "amount mismatch: expected 1999 EUR")
+                return .discard(.discardedByHandler, message: "amount mismatch: expected 1999 EUR")
             }])
             let id = try #require(try await db.queue().enqueue(kind: "mismatch", maxAttempts: 10))
             let discarded = await eventually { await db.state(id) == "discarded" }

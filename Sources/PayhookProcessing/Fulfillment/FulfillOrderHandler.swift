@@ -62,7 +62,7 @@ package struct FulfillOrderHandler: JobHandler {
         do {
             orderID = try job.decodeArgs(FulfillOrderArgs.self).orderID
         } catch {
-            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer order_id")
+            return .discard(.payloadInvalid, message: "\(Self.kind) needs an integer order_id")
         }
         let settings = self.settings
         let queue = self.queue
@@ -74,11 +74,11 @@ package struct FulfillOrderHandler: JobHandler {
             // without these locks only an incidental row lock (the foreign-key check of
             // payment_events.order_id) would hold it back.
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
-                return .discard(reason: "not_found: no order \(orderID)")
+                return .discard(.notFound, message: "no order \(orderID)")
             }
             try await AdvisoryLockKey.lock(Self.lockKeys(unlocked), on: connection)
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
-                return .discard(reason: "not_found: no order \(orderID)")
+                return .discard(.notFound, message: "no order \(orderID)")
             }
             // `needs_review` runs the check again: this job was replayed or revived by a new fact.
             if order.fulfillmentStatus == "fulfilled" || order.fulfillmentStatus == "failed" { return .succeeded }
@@ -102,18 +102,18 @@ package struct FulfillOrderHandler: JobHandler {
                 }
                 let reason = "\(missing), still after waiting \(Int(waited)) s (\(job.attempt) checks)"
                 try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
-                return .discard(reason: "fulfillment_mismatch: \(reason)")
+                return .discard(.fulfillmentMismatch, message: reason)
             case .mismatch(let reason):
                 try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
-                return .discard(reason: "fulfillment_mismatch: \(reason)")
+                return .discard(.fulfillmentMismatch, message: reason)
             }
         }
         switch outcome {
         case .succeeded:
             metrics.increment("payhook_fulfillments_total", [("outcome", "verified")])
-        case .discard(let reason) where reason.hasPrefix("fulfillment_mismatch"):
+        case .discard(.fulfillmentMismatch, _):
             metrics.increment("payhook_fulfillments_total", [("outcome", "needs_review")])
-            logger.warning("order needs review; not fulfilled", ["order_id": .int(orderID), "reason": .string(reason)])
+            logger.warning("order needs review; not fulfilled", ["order_id": .int(orderID), "reason": .string(outcome.recordedError ?? "")])
         default:
             break
         }
