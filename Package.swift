@@ -52,7 +52,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // On-call operations: dead letters, replay, inbound reprocessing, retention, gauges.
         .target(name: "PayhookOperations",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin", "PayhookQueue"],
                 swiftSettings: swiftSettings),
         // Webhook ingress: verification, limits, group commit into inbound_events.
         .target(name: "PayhookIngress",

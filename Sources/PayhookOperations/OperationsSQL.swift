@@ -55,14 +55,6 @@ package struct OperationsSQL: SQLStatementSet {
         WHERE id = $1 AND status = 'dead' RETURNING id
         """
 
-    /// Puts a failed job back: available now, attempt from zero, `errors` kept as history. A
-    /// running or succeeded job is never touched.
-    let requeueJob = """
-        UPDATE jobs SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
-               finalized_at = NULL
-        WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
-        """
-
     /// Processed deliveries of one provider received at or after `$2`.
     let countReprocessable = """
         SELECT count(*) AS n, min(received_at) AS oldest, max(received_at) AS newest FROM inbound_events

@@ -233,7 +233,62 @@ public struct JobQueue: Sendable {
         }
     }
 
+    // MARK: Jobs nobody holds
+    //
+    // Static: they run on the caller's connection, inside its transaction, and need no pool,
+    // channel or retry policy, so a feature's hook that has only a connection can call them. They
+    // notify no worker; workers find the jobs on their next poll.
+
+    /// Makes the waiting jobs of `kind` with these unique keys due now: available or retryable
+    /// jobs whose `run_at` is later (a backoff, a snooze). Due, running and finished jobs are
+    /// left alone; no attempt is given back. Runs on `connection`, inside the caller's
+    /// transaction, so the wake commits with the change that caused it.
+    /// - Returns: the ids woken.
+    /// - Throws: `PostgresError`.
+    @discardableResult
+    public static func wake(kind: String, uniqueKeys: [String], on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
+        guard !uniqueKeys.isEmpty else { return [] }
+        return try await ids(connection.query(JobSQL.shared.wakeByKeys, [.text(kind), try Self.textArray(uniqueKeys)]))
+    }
+
+    /// Puts the jobs of `kind` with these unique keys that are in one of `states` back in the
+    /// queue: available and due now, and a discarded one with its attempts back. `errors` is kept.
+    /// A job's open dead letter is the caller's to resolve.
+    /// - Parameter states: which jobs to take; `running` and `succeeded` are never taken (a
+    ///   running job belongs to its worker, a succeeded one is done).
+    /// - Returns: the ids requeued.
+    /// - Throws: `PostgresError`.
+    @discardableResult
+    public static func requeue(kind: String, uniqueKeys: [String], from states: Set<JobState>,
+                        on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
+        let states = states.subtracting([.running, .succeeded])
+        guard !uniqueKeys.isEmpty, !states.isEmpty else { return [] }
+        return try await ids(connection.query(JobSQL.shared.requeueByKeys, [
+            .text(kind), try Self.textArray(uniqueKeys), try Self.textArray(states.map(\.rawValue).sorted()),
+        ]))
+    }
+
+    /// An operator's replay of job `id`: a discarded or retryable job becomes available and due
+    /// now with its attempts from zero; `errors` is kept. Runs on `connection`, in the caller's
+    /// transaction (the one that resolves the job's dead letter).
+    /// - Returns: false when the job is running, succeeded, cancelled, already available or gone.
+    /// - Throws: `PostgresError`.
+    public static func requeue(id: Int64, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
+        try await !connection.query(JobSQL.shared.requeueByID, [.int(id)]).rows.isEmpty
+    }
+
     // MARK: Helpers
+
+    private static func ids(_ rows: PostgresRows) throws(PostgresError) -> [Int64] {
+        try rows.rows.map { row throws(PostgresError) in try row.decode("id", as: Int64.self) }
+    }
+
+    private static func textArray(_ texts: [String]) throws(PostgresError) -> PostgresValue {
+        var array = PostgresArray(.text, capacity: texts.reduce(0) { $0 + $1.utf8.count + 4 })
+        for text in texts { try array.append(text) }
+        return .array(array)
+    }
+
 
     private func perWorker(_ jobs: [Job],
                            _ statement: (String, [Job]) async throws(PostgresError) -> PostgresRows)

@@ -134,6 +134,35 @@ package struct JobSQL: SQLStatementSet {
         SELECT id FROM discarded
         """
 
+    // MARK: Operations on jobs nobody holds
+
+    /// $1 kind, $2 unique keys (text array). Waiting jobs (available or retryable, due later)
+    /// become due now; due, running and finished jobs are left as they are.
+    let wakeByKeys = """
+        UPDATE jobs SET run_at = now()
+        WHERE kind = $1 AND unique_key = ANY($2::text[]) AND state IN ('available', 'retryable') AND run_at > now()
+        RETURNING id
+        """
+
+    /// $1 kind, $2 unique keys (text array), $3 states to take (text array; never `running` or
+    /// `succeeded`, see `JobQueue.requeue(kind:uniqueKeys:from:on:)`). The jobs become available
+    /// and due now; a discarded one gets its attempts back. `errors` is kept as history.
+    let requeueByKeys = """
+        UPDATE jobs
+        SET state = 'available', run_at = now(), attempt = CASE WHEN state = 'discarded' THEN 0 ELSE attempt END,
+            finalized_at = NULL, lease_expires_at = NULL, locked_by = NULL
+        WHERE kind = $1 AND unique_key = ANY($2::text[]) AND state = ANY($3::text[])
+        RETURNING id
+        """
+
+    /// $1 id. An operator's replay: a discarded or retryable job becomes available and due now,
+    /// attempts from zero, `errors` kept as history. A running or succeeded job is never touched.
+    let requeueByID = """
+        UPDATE jobs SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
+               finalized_at = NULL
+        WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
+        """
+
     /// $1 limit. Jobs whose worker stopped renewing their lease go back to `retryable` (due at
     /// once: the worker failed, not necessarily the job), or are discarded with a dead letter when
     /// that was their last attempt. SKIP LOCKED lets any number of rescuers run side by side.

@@ -198,6 +198,103 @@ struct JobQueueTests {
         #expect(JobOutcome.succeeded.recordedError == nil)
     }
 
+    @Test("a wake by unique key makes waiting jobs of that kind due now and leaves every other job as it is")
+    func wakeByKey() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let later = Date().addingTimeInterval(3600)
+            let waiting = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:1", runAt: later))
+            let otherKind = try #require(try await queue.enqueue(kind: "b", uniqueKey: "b:1", runAt: later))
+            let otherKey = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:2", runAt: later))
+            let held = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:3"))
+            _ = try await queue.claim(limit: 1, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            // A failed attempt waits out its backoff as `retryable`.
+            let retried = try #require(try await queue.enqueue(kind: "c", uniqueKey: "c:1"))
+            let failing = try #require(try await queue.claim(limit: 1, kinds: ["c"], worker: "w1", lease: .seconds(30)).first)
+            #expect(try await db.queue(retryPolicy: .init(base: .seconds(3600), maximum: .seconds(3600), jitter: 0))
+                .fail(failing, error: "later") == .retryable)
+
+            let woken = try await db.pool.transaction { connection in
+                try await JobQueue.wake(kind: "a", uniqueKeys: ["a:1", "a:3", "b:1", "missing"], on: connection)
+                    + JobQueue.wake(kind: "c", uniqueKeys: ["c:1"], on: connection)
+            }
+            #expect(Set(woken) == [waiting, retried])
+            let due = try await queue.claim(limit: 10, kinds: ["a", "b", "c"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [waiting, retried])
+            #expect(due.first { $0.id == retried }?.attempt == 2)
+            let heldRow = try await db.job(held)
+            #expect(heldRow.state == "running" && heldRow.lockedBy == "w1")
+            #expect(try await db.job(otherKind).state == "available")
+            #expect(try await db.job(otherKey).state == "available")
+            let none = try await db.pool.transaction { connection in
+                try await JobQueue.wake(kind: "a", uniqueKeys: [], on: connection)
+            }
+            #expect(none.isEmpty)
+        }
+    }
+
+    @Test("a requeue by unique key takes only the asked states, gives a discarded job its attempts back, and never takes a running or finished job")
+    func requeueByKey() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let discarded = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k1", maxAttempts: 3))
+            let running = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k2"))
+            let snoozed = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k3"))
+            let done = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k4"))
+            let claimed = try await queue.claim(limit: 4, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            let job = { (id: Int64) in claimed.first { $0.id == id }! }
+            #expect(try await queue.record(.discard(.notFound, message: "gone"), for: job(discarded)))
+            #expect(try await queue.snooze(job(snoozed), for: .seconds(3600)))
+            #expect(try await queue.complete(job(done)))
+
+            let onlyDiscarded = try await db.pool.transaction { connection in
+                try await JobQueue.requeue(kind: "a", uniqueKeys: ["k1", "k2", "k3", "k4"], from: [.discarded], on: connection)
+            }
+            #expect(onlyDiscarded == [discarded])
+            let row = try await db.job(discarded)
+            #expect(row.state == "available" && row.attempt == 0 && row.errors.map(\.error) == ["not_found: gone"])
+            // The letter is the caller's to resolve.
+            #expect(try await db.deadLetters(job: discarded).map(\.status) == ["open"])
+
+            let rest = try await db.pool.transaction { connection in
+                try await JobQueue.requeue(kind: "a", uniqueKeys: ["k2", "k3", "k4"], from: Set(JobState.allCases), on: connection)
+            }
+            #expect(rest == [snoozed])
+            #expect(try await db.job(snoozed).attempt == 0)
+            #expect(try await db.job(running).state == "running")
+            #expect(try await db.job(done).state == "succeeded")
+            let due = try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [discarded, snoozed])
+        }
+    }
+
+    @Test("an operator's requeue by id restarts a discarded or retryable job from attempt zero and nothing else")
+    func requeueByID() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue(retryPolicy: .init(base: .seconds(3600), maximum: .seconds(3600), jitter: 0))
+            let discarded = try #require(try await queue.enqueue(kind: "a", maxAttempts: 1))
+            let retryable = try #require(try await queue.enqueue(kind: "a", maxAttempts: 5))
+            let running = try #require(try await queue.enqueue(kind: "a"))
+            let claimed = try await queue.claim(limit: 3, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            for job in claimed where job.id != running { _ = try await queue.fail(job, error: "boom") }
+            #expect(try await db.job(discarded).state == "discarded")
+            #expect(try await db.job(retryable).state == "retryable")
+
+            let results = try await db.pool.transaction { connection in
+                [try await JobQueue.requeue(id: discarded, on: connection), try await JobQueue.requeue(id: retryable, on: connection),
+                 try await JobQueue.requeue(id: running, on: connection), try await JobQueue.requeue(id: 999_999, on: connection)]
+            }
+            #expect(results == [true, true, false, false])
+            for id in [discarded, retryable] {
+                let row = try await db.job(id)
+                #expect(row.state == "available" && row.attempt == 0 && row.lockedBy == nil && row.errors.count == 1)
+            }
+            #expect(try await db.job(running).state == "running")
+            let due = try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [discarded, retryable])
+        }
+    }
+
     @Test("the rescuer discards and dead-letters an expired job that was on its last attempt")
     func rescueLastAttempt() async throws {
         try await QueueDatabase.withFixture { db in

@@ -16,7 +16,7 @@ package import PayhookQueue
 /// a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts it.
 ///
 /// Review is not final: a replay of that dead letter, or a new fact on the order (the
-/// processor revives the job, `FulfillmentSQL.recheckReviewedOrders`), runs the check again; the
+/// processor revives the job, `FulfillmentTrigger.wakeWaitingFulfillment`), runs the check again; the
 /// order fulfills if the facts now match, and goes back to review with the current reason if
 /// not. Running again (a replay, a crash before the outcome was recorded) changes nothing twice:
 /// the callback's webhook-id is derived from the order.

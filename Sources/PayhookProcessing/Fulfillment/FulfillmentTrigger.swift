@@ -65,8 +65,7 @@ package struct FulfillmentTrigger: Sendable {
             }
         }
         try await queue.enqueue(jobs, on: connection)
-        try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
-        try await connection.query(FulfillmentSQL.shared.recheckReviewedOrders, [.integerArray(orderIDs)])
+        try await wakeWaitingFulfillment(orderIDs: orderIDs, on: connection)
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, withCallbacks: true, on: connection) else { continue }
             for payment in order.payments {
@@ -92,6 +91,24 @@ package struct FulfillmentTrigger: Sendable {
             }
         }
         return reported
+    }
+
+    /// The `fulfill_order` jobs of `orderIDs` that wait on them run now: a job waiting for a
+    /// missing fact is woken, and the discarded job of an order in review is revived (attempts
+    /// back to 0) with its open dead letter resolved as replayed by payhook, so the check runs
+    /// again with the new fact.
+    private func wakeWaitingFulfillment(orderIDs: [Int64], on connection: PostgresConnection) async throws {
+        var waiting: [String] = []
+        var reviewed: [String] = []
+        for row in try await connection.query(FulfillmentSQL.shared.ordersAwaitingFulfillment, [.integerArray(orderIDs)]) {
+            let key = FulfillOrderArgs(orderID: try row.decode("id")).uniqueKey
+            waiting.append(key)
+            if try row.decode("fulfillment_status", as: String.self) == "needs_review" { reviewed.append(key) }
+        }
+        try await JobQueue.wake(kind: FulfillOrderArgs.kind, uniqueKeys: waiting, on: connection)
+        let revived = try await JobQueue.requeue(kind: FulfillOrderArgs.kind, uniqueKeys: reviewed, from: [.discarded], on: connection)
+        guard !revived.isEmpty else { return }
+        try await connection.query(FulfillmentSQL.shared.resolveRecheckedLetters, [.integerArray(revived)])
     }
 
     private static func minorText(_ minor: Int64, _ currency: String?) -> String {
