@@ -61,12 +61,12 @@ let package = Package(
         // Processing, orders, fulfillment and merchant callbacks.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookAdmin", "PayhookIngress"],
+                               "PayhookQueue", "PayhookAdmin", "PayhookIngress", "PayhookOperations"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookAdmin", "PayhookProcessing"],
+                               "PayhookAdmin", "PayhookProcessing", "PayhookOperations"],
                 swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",

@@ -15,6 +15,8 @@ public enum DeadLetterReason: String, Sendable, Hashable, CaseIterable {
     case notFoundAtProvider = "not_found_at_provider"
     /// The provider offers no look-up for the resource the webhook points at.
     case unsupportedAtProvider = "unsupported_at_provider"
+    /// The stored event names a provider this release does not know.
+    case unknownProvider = "unknown_provider"
 
     // Jobs.
     /// A handler gave up without a more specific reason.

@@ -30,17 +30,28 @@ public struct JobQueue: Sendable {
     public let retryPolicy: RetryPolicy
     /// `max_attempts` for jobs enqueued without one.
     public let defaultMaxAttempts: Int
+    /// Where a discarded job's dead letter goes, in the statement that discards it.
+    public let deadLetters: JobDeadLetterSink
+    /// The statements that discard, composed with `deadLetters` once.
+    let finishing: JobFinishingSQL
     private let unitRandom: @Sendable () -> Double
 
     /// Creates a store over `pool`; nothing is contacted until a method is called.
+    ///
+    /// Features build theirs with `PayhookOperations`' `JobQueue(pool:…)`, which passes the
+    /// dead-letter store's sink; the queue's own tests pass one of their own.
     /// - Parameters:
+    ///   - deadLetters: records the letter of every job this queue (or its rescuer) discards.
     ///   - unitRandom: source of jitter in 0…1; injected so tests can pin the backoff.
-    public init(pool: PostgresPool, channel: String = JobQueue.defaultChannel, retryPolicy: RetryPolicy = .standard,
-                defaultMaxAttempts: Int = 25, unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
+    public init(pool: PostgresPool, deadLetters: JobDeadLetterSink, channel: String = JobQueue.defaultChannel,
+                retryPolicy: RetryPolicy = .standard, defaultMaxAttempts: Int = 25,
+                unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
         self.pool = pool
         self.channel = channel
         self.retryPolicy = retryPolicy
         self.defaultMaxAttempts = defaultMaxAttempts
+        self.deadLetters = deadLetters
+        finishing = JobFinishingSQL(deadLetters: deadLetters)
         self.unitRandom = unitRandom
     }
 
@@ -171,7 +182,7 @@ public struct JobQueue: Sendable {
 
     /// Records a failed attempt: the error is appended to `errors`, and the job becomes
     /// `retryable` after the policy's backoff, or, after its last attempt, `discarded` with a
-    /// `dead_letters` row (`max_attempts_exceeded`) in the same statement.
+    /// dead letter (`max_attempts_exceeded`, through `deadLetters`) in the same statement.
     /// - Parameter error: text for operators; must not contain secrets. NUL characters are
     ///   replaced and the text is cut at 4,000 characters.
     /// - Returns: the job's new state, or nil when the claim was no longer held.
@@ -179,7 +190,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func fail(_ job: Job, error: String) async throws(PostgresError) -> JobState? {
         let delay = retryPolicy.delay(afterAttempt: job.attempt, unitRandom: unitRandom())
-        let rows = try await pool.query(JobSQL.shared.failHeld, Self.oneHeldBinds(job) + [
+        let rows = try await pool.query(finishing.failHeld, Self.oneHeldBinds(job) + [
             .double(delay.seconds), .text(Self.errorText(error)),
         ])
         guard let row = rows.rows.first else { return nil }
@@ -195,15 +206,16 @@ public struct JobQueue: Sendable {
         return !rows.rows.isEmpty
     }
 
-    /// Discards the job without retrying and writes a `dead_letters` row in the same statement,
-    /// with `reason` and, as its error, the text `JobOutcome.discard(reason, message:)` records.
+    /// Discards the job without retrying and opens its dead letter (through `deadLetters`) in the
+    /// same statement, with `reason` and, as its error, the text `JobOutcome.discard(reason,
+    /// message:)` records.
     /// - Parameter message: text for operators; no secrets.
     /// - Returns: false when the claim was no longer held.
     /// - Throws: `PostgresError`.
     @discardableResult
     public func discard(_ job: Job, reason: DeadLetterReason, message: String) async throws(PostgresError) -> Bool {
         let error = JobOutcome.discard(reason, message: message).recordedError ?? message
-        let rows = try await pool.query(JobSQL.shared.discardHeld, Self.oneHeldBinds(job) + [
+        let rows = try await pool.query(finishing.discardHeld, Self.oneHeldBinds(job) + [
             .text(Self.errorText(error)), .text(reason.rawValue),
         ])
         return !rows.rows.isEmpty

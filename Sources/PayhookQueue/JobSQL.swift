@@ -88,26 +88,6 @@ package struct JobSQL: SQLStatementSet {
         RETURNING jobs.id
         """
 
-    /// $1 id, $2 attempt, $3 worker, $4 retry delay seconds, $5 error text.
-    /// One statement, so the discard and its dead letter commit together.
-    let failHeld = """
-        WITH failed AS (
-            UPDATE jobs
-            SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-                run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() + make_interval(secs => $4) END,
-                finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
-                lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $5::text))
-            WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
-            RETURNING id, state, payload
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', 'max_attempts_exceeded', $5::text FROM failed WHERE state = 'discarded'
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id, state FROM failed
-        """
-
     /// $1 id, $2 attempt, $3 worker, $4 delay seconds.
     let snoozeHeld = """
         UPDATE jobs
@@ -115,23 +95,6 @@ package struct JobSQL: SQLStatementSet {
             lease_expires_at = NULL
         WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
         RETURNING id
-        """
-
-    /// $1 id, $2 attempt, $3 worker, $4 error text, $5 the letter's reason (`DeadLetterReason`).
-    let discardHeld = """
-        WITH discarded AS (
-            UPDATE jobs
-            SET state = 'discarded', finalized_at = now(), lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $4::text))
-            WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
-            RETURNING id, payload
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', $5::text, $4::text
-            FROM discarded
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id FROM discarded
         """
 
     // MARK: Operations on jobs nobody holds
@@ -162,35 +125,81 @@ package struct JobSQL: SQLStatementSet {
                finalized_at = NULL
         WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
         """
+}
 
+/// The statements that can discard a job, each with the dead letter of what it discards in the
+/// same statement, through the `JobDeadLetterSink` the queue was composed with. Same ownership
+/// rule as `JobSQL`. Built once per `JobQueue`; `OperationsSQL` lists them as composed in
+/// production, so the statement catalog prepares them.
+package struct JobFinishingSQL: Sendable {
+    /// $1 id, $2 attempt, $3 worker, $4 retry delay seconds, $5 error text.
+    package let failHeld: String
+    /// $1 id, $2 attempt, $3 worker, $4 error text, $5 the letter's reason (`DeadLetterReason`).
+    package let discardHeld: String
     /// $1 limit. Jobs whose worker stopped renewing their lease go back to `retryable` (due at
     /// once: the worker failed, not necessarily the job), or are discarded with a dead letter when
     /// that was their last attempt. SKIP LOCKED lets any number of rescuers run side by side.
-    let rescueExpired = """
-        WITH rescued AS (
-            UPDATE jobs
-            SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-                run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() END,
-                finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
-                lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object(
-                    'attempt', attempt, 'at', now(),
-                    'error', 'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'))
-            WHERE id = ANY (ARRAY(
-                SELECT id FROM jobs
-                WHERE state = 'running' AND lease_expires_at < now()
-                ORDER BY lease_expires_at
-                LIMIT $1
-                FOR UPDATE SKIP LOCKED))
-            RETURNING id, state, payload, locked_by
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', 'max_attempts_exceeded',
-                   'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'
-            FROM rescued WHERE state = 'discarded'
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id, state FROM rescued
-        """
+    package let rescueExpired: String
 
+    package init(deadLetters: JobDeadLetterSink) {
+        let exhausted = DeadLetterReason.maxAttemptsExceeded.rawValue
+        let letter = deadLetters.insertForDiscardedJobs
+        failHeld = """
+            WITH failed AS (
+                UPDATE jobs
+                SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+                    run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() + make_interval(secs => $4) END,
+                    finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+                    lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $5::text))
+                WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
+                RETURNING id, state, payload
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', '\(exhausted)'::text, $5::text FROM failed WHERE state = 'discarded'
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id, state FROM failed
+            """
+        discardHeld = """
+            WITH discarded AS (
+                UPDATE jobs
+                SET state = 'discarded', finalized_at = now(), lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $4::text))
+                WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
+                RETURNING id, payload
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', $5::text, $4::text FROM discarded
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id FROM discarded
+            """
+        rescueExpired = """
+            WITH rescued AS (
+                UPDATE jobs
+                SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+                    run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() END,
+                    finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+                    lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object(
+                        'attempt', attempt, 'at', now(),
+                        'error', 'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'))
+                WHERE id = ANY (ARRAY(
+                    SELECT id FROM jobs
+                    WHERE state = 'running' AND lease_expires_at < now()
+                    ORDER BY lease_expires_at
+                    LIMIT $1
+                    FOR UPDATE SKIP LOCKED))
+                RETURNING id, state, payload, locked_by
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', '\(exhausted)'::text,
+                       'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'
+                FROM rescued WHERE state = 'discarded'
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id, state FROM rescued
+            """
+    }
 }

@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookProviders
 package import PayhookQueue
+import PayhookOperations
 import PayhookAdmin
 import PayhookProcessing
 
@@ -372,10 +373,10 @@ package struct ChargeRecurringHandler: JobHandler {
     private func settle(_ result: ChargeResult, _ loaded: Loaded, checks: Int) async throws -> JobOutcome {
         let outcome = try await record(result, loaded, checks: checks)
         if result.outcome != .pending {
-            try await pool.query(SubscriptionSQL.shared.resolveChargeLetter, [
-                .text(loaded.charge.idempotencyKey), .text("payhook"),
-                .text("charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))"),
-            ])
+            _ = try await pool.withConnection { connection in
+                try await DeadLetterStore.resolveJobLetter(kind: Self.kind, uniqueKey: loaded.charge.idempotencyKey, as: .discarded, by: "payhook",
+                    note: "charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))", on: connection)
+            }
         }
         return outcome
     }

@@ -2,6 +2,7 @@ package import Foundation
 package import PayhookCore
 package import PayhookPostgres
 import PayhookQueue
+import PayhookOperations
 package import PayhookAdmin
 import PayhookProcessing
 

@@ -329,16 +329,6 @@ package struct SubscriptionSQL: SQLStatementSet {
         WHERE o.id = ANY($2::bigint[]) AND o.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL
         """
 
-    /// Resolves the open dead letter of the charge job with key $1: $2 actor, $3 note. The charge
-    /// was settled (by reconciliation or an operator), so nothing is left to replay.
-    let resolveChargeLetter = """
-        UPDATE dead_letters d SET status = 'discarded', resolved_at = now(), resolved_by = $2, note = $3
-        FROM jobs j
-        WHERE j.unique_key = $1 AND j.kind = 'charge_recurring' AND d.source = 'job' AND d.source_id = j.id
-          AND d.status = 'open'
-        RETURNING d.id
-        """
-
     /// $1 id: one more look-up of a pending charge.
     let countCheck = "UPDATE charges SET calls = calls + 1, updated_at = now() WHERE id = $1 RETURNING calls"
 

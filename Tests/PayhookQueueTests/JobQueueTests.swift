@@ -94,7 +94,7 @@ struct JobQueueTests {
     @Test("a failed attempt is kept on the row and the job waits out its backoff")
     func failBacksOff() async throws {
         try await QueueDatabase.withFixture { db in
-            let queue = JobQueue(pool: db.pool, retryPolicy: .init(base: .seconds(10), maximum: .seconds(60), jitter: 0.5),
+            let queue = JobQueue(pool: db.pool, deadLetters: .queueTests, retryPolicy: .init(base: .seconds(10), maximum: .seconds(60), jitter: 0.5),
                                  unitRandom: { 0.5 })
             let id = try #require(try await queue.enqueue(kind: "a", maxAttempts: 3))
             let job = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w", lease: .seconds(30)).first)
@@ -188,7 +188,7 @@ struct JobQueueTests {
     @Test("dead-letter reasons are the codes operators already filter on")
     func reasonCodes() {
         #expect(Set(DeadLetterReason.allCases.map(\.rawValue)) == [
-            "max_attempts_exceeded", "payload_invalid", "not_found_at_provider", "unsupported_at_provider",
+            "max_attempts_exceeded", "payload_invalid", "not_found_at_provider", "unsupported_at_provider", "unknown_provider",
             "discarded_by_handler", "not_found", "fulfillment_mismatch", "callback_url_refused", "merchant_gone",
             "invalid_amount", "unsupported", "still_pending", "charge_outcome_unknown", "duplicate_success",
         ])

@@ -237,7 +237,7 @@ struct JobWorkerTests {
         let pool = PostgresPool(conninfo: "host=/nonexistent", maxConnections: 1)
         let handler = AnyJobHandler(kind: "a") { _ in .succeeded }
         #expect(throws: JobWorkerConfigurationError.self) {
-            try JobWorker(queue: JobQueue(pool: pool), handlers: [handler, handler],
+            try JobWorker(queue: JobQueue(pool: pool, deadLetters: .queueTests), handlers: [handler, handler],
                           configuration: .init(listenConninfo: nil), logger: .silent)
         }
     }

@@ -188,14 +188,4 @@ package struct FulfillmentSQL: SQLStatementSet {
                updated_at = now()
         WHERE id = $1 AND fulfillment_status IN ('none', 'needs_review', 'pending')
         """
-
-    /// The open dead letters of the `fulfill_order` jobs `$1` (a bigint array) that a new fact
-    /// on their order revived are resolved as replayed by payhook. The re-check fulfills the
-    /// order if the facts now match, or sends it back to review with the reason (and a new
-    /// letter) if they do not.
-    let resolveRecheckedLetters = """
-        UPDATE dead_letters SET status = 'replayed', resolved_at = now(), resolved_by = 'payhook',
-               note = 're-checked: a new fact arrived for the order'
-        WHERE source = 'job' AND source_id = ANY($1::bigint[]) AND status = 'open'
-        """
 }

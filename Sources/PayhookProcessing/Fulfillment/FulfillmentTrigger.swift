@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 package import PayhookQueue
 import PayhookAdmin
+import PayhookOperations
 
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
@@ -108,7 +109,8 @@ package struct FulfillmentTrigger: Sendable {
         try await JobQueue.wake(kind: FulfillOrderArgs.kind, uniqueKeys: waiting, on: connection)
         let revived = try await JobQueue.requeue(kind: FulfillOrderArgs.kind, uniqueKeys: reviewed, from: [.discarded], on: connection)
         guard !revived.isEmpty else { return }
-        try await connection.query(FulfillmentSQL.shared.resolveRecheckedLetters, [.integerArray(revived)])
+        try await DeadLetterStore.resolveJobLetters(jobIDs: revived, as: .replayed, by: "payhook",
+                                                    note: "re-checked: a new fact arrived for the order", on: connection)
     }
 
     private static func minorText(_ minor: Int64, _ currency: String?) -> String {

@@ -3,6 +3,7 @@ package import PayhookCore
 package import PayhookPostgres
 package import PayhookProviders
 package import PayhookQueue
+import PayhookOperations
 import Synchronization
 
 /// How a processor runs; fixed at start.
@@ -467,7 +468,7 @@ package final class InboundEventProcessor: Sendable {
                 }
             }
         }
-        return results.map { $0 ?? .failure(ProcessingFailure(retryable: true, reason: "max_attempts_exceeded", message: "event was not interpreted")) }
+        return results.map { $0 ?? .failure(ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded, message: "event was not interpreted")) }
     }
 
     /// Counts a failed attempt: a retry with backoff, or a dead event with its dead letter.
@@ -489,10 +490,9 @@ package final class InboundEventProcessor: Sendable {
         }
         let reason = failure.reason
         try await connection.query(ProcessingSQL.shared.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
-        try await connection.query(ProcessingSQL.shared.insertDeadLetter, [
-            .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),
-        ])
-        logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason)]) { $1 })
+        try await DeadLetterStore.openForInboundEvent(id: event.id, provider: event.providerText, reason: reason,
+                                                      error: failure.message, on: connection)
+        logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason.rawValue)]) { $1 })
         return true
     }
 
