@@ -1,7 +1,9 @@
 import PayhookPostgres
 
 /// Every statement the queue runs, in one place, so a test can prepare each against the
-/// migrated schema and a reader can see the whole protocol.
+/// migrated schema and a reader can see the whole protocol. The three that can discard a job
+/// (and so open its dead letter) are in `JobFinishingSQL` below, composed with the queue's
+/// `JobDeadLetterSink`.
 ///
 /// Ownership rule shared by every completion statement: a row is changed only while it is
 /// `running` under the same `locked_by` and `attempt` the worker claimed it with. A worker whose
