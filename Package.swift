@@ -56,7 +56,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // On-call operations: dead letters, replay, inbound reprocessing, retention, gauges.
         .target(name: "PayhookOperations",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin"],
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin", "PayhookQueue"],
                 swiftSettings: swiftSettings),
         // Webhook ingress: verification, limits, group commit into inbound_events.
         .target(name: "PayhookIngress",
@@ -65,12 +65,12 @@ let package = Package(
         // Processing, orders, fulfillment and merchant callbacks.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress"],
+                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations"],
                 swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
@@ -103,7 +103,7 @@ let package = Package(
         .testTarget(name: "PayhookEmulatorTests",
                     dependencies: ["PayhookEmulator", "PayhookProviders", "PayhookHTTP", "PayhookCore"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookPostgres", "PayhookTestSupport"],
+        .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookCore", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",

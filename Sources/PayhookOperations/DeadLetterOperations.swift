@@ -1,6 +1,7 @@
 import Foundation
 package import PayhookPostgres
 package import PayhookAdmin
+import PayhookQueue
 
 /// Finds, reads, replays and discards dead letters: the one implementation behind both
 /// `payhook dead-letters` and the admin API's `/v1/dead-letters`.
@@ -108,7 +109,7 @@ package struct DeadLetterOperations: Sendable {
                 let status: String = try row.decode("status")
                 return "inbound event \(letter.sourceID) was already \(status); not requeued"
             case .job:
-                if try await connection.query(OperationsSQL.shared.requeueJob, [.int(letter.sourceID)]).affectedRows == 1 {
+                if try await JobQueue.requeue(id: letter.sourceID, on: connection) {
                     return "job \(letter.sourceID) is available again (attempt 0, runs now)"
                 }
                 guard let row = try await connection.query(OperationsSQL.shared.jobState, [.int(letter.sourceID)]).rows.first else {

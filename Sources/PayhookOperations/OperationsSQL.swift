@@ -1,4 +1,5 @@
 import PayhookPostgres
+import PayhookQueue
 
 /// Every SQL statement the on-call operations run (dead letters, reprocessing, gauges; retention's
 /// are in `RetentionSQL`), named, in one place.
@@ -36,6 +37,44 @@ package struct OperationsSQL: SQLStatementSet {
         WHERE id = $1 AND status = 'open' RETURNING \(letterColumns)
         """
 
+    // MARK: Opening and resolving letters (`DeadLetterStore`)
+
+    /// The queue's letter insert (`JobDeadLetterSink`): reads the CTE `discarded_jobs` of the
+    /// statement that discards; not a statement on its own.
+    static let insertDiscardedJobLetters = """
+        INSERT INTO dead_letters (source, source_id, provider, reason, error)
+        SELECT 'job', id, provider, reason, error FROM discarded_jobs
+        ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
+        """
+
+    /// The queue's statements that discard, as composed with this module's letter insert: listed
+    /// here so that the statement catalog prepares them as production runs them.
+    let jobFailHeld = JobFinishingSQL(deadLetters: DeadLetterStore.jobSink).failHeld
+    let jobDiscardHeld = JobFinishingSQL(deadLetters: DeadLetterStore.jobSink).discardHeld
+    let jobRescueExpired = JobFinishingSQL(deadLetters: DeadLetterStore.jobSink).rescueExpired
+
+    /// $1 inbound event id, $2 provider, $3 reason, $4 error. An event with an open letter keeps it.
+    let openInboundLetter = """
+        INSERT INTO dead_letters (source, source_id, provider, reason, error)
+        VALUES ('inbound_event', $1, $2, $3, $4)
+        ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
+        """
+
+    /// $1 job ids (bigint array), $2 status (`replayed` or `discarded`), $3 actor, $4 note.
+    let resolveJobLetters = """
+        UPDATE dead_letters SET status = $2, resolved_at = now(), resolved_by = $3, note = $4
+        WHERE source = 'job' AND source_id = ANY($1::bigint[]) AND status = 'open'
+        RETURNING id
+        """
+
+    /// $1 job kind, $2 unique key, $3 status (`replayed` or `discarded`), $4 actor, $5 note.
+    let resolveJobLettersByKey = """
+        UPDATE dead_letters d SET status = $3, resolved_at = now(), resolved_by = $4, note = $5
+        FROM jobs j
+        WHERE j.kind = $1 AND j.unique_key = $2 AND d.source = 'job' AND d.source_id = j.id AND d.status = 'open'
+        RETURNING d.id
+        """
+
     let selectInboundEvent = """
         SELECT id, provider, account, dedup_key, event_type, received_at, remote_addr, headers::text AS headers, query,
                body, status, attempts, next_attempt_at, last_error, processed_at
@@ -53,14 +92,6 @@ package struct OperationsSQL: SQLStatementSet {
     let requeueInboundEvent = """
         UPDATE inbound_events SET status = 'pending', attempts = 0, next_attempt_at = now()
         WHERE id = $1 AND status = 'dead' RETURNING id
-        """
-
-    /// Puts a failed job back: available now, attempt from zero, `errors` kept as history. A
-    /// running or succeeded job is never touched.
-    let requeueJob = """
-        UPDATE jobs SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
-               finalized_at = NULL
-        WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
         """
 
     /// Processed deliveries of one provider received at or after `$2`.

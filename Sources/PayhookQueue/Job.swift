@@ -19,7 +19,7 @@ public struct Job: Sendable, Hashable {
     public let id: Int64
     /// Which handler runs it.
     public let kind: String
-    /// The payload as JSON text (normalized by `jsonb`); see `decodePayload(_:)`.
+    /// The payload as JSON text (normalized by `jsonb`); see `decodeArgs(_:)`.
     public let payload: String
     /// The deduplication key given at enqueue, if any.
     public let uniqueKey: String?
@@ -54,10 +54,10 @@ public struct Job: Sendable, Hashable {
     /// True when a failure of this attempt discards the job instead of retrying it.
     public var isLastAttempt: Bool { attempt >= maxAttempts }
 
-    /// Decodes the payload with `JSONDecoder`.
-    /// - Throws: the decoder's error (which may quote payload fragments: do not log it blindly).
-    public func decodePayload<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(payload.utf8))
+    /// Reads the payload as `Args`, with the project's JSON reader.
+    /// - Throws: `JobPayloadError`, which names keys but never quotes payload values.
+    package func decodeArgs<Args: JobArgs>(_ type: Args.Type = Args.self) throws(JobPayloadError) -> Args {
+        try Args(payload: JobPayload(json: payload))
     }
 
     /// Reads the columns `JobSQL.shared.claimDue` returns.

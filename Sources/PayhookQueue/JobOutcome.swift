@@ -11,7 +11,24 @@ public enum JobOutcome: Sendable, Hashable {
     case retry(error: String)
     /// Not now, and not a failure: run again after the duration without counting an attempt.
     case snooze(Duration)
-    /// Never retry: the job becomes `discarded` and a dead letter records the reason. Write it as
-    /// `snake_case_code: message` to give the dead letter that code as its reason.
-    case discard(reason: String)
+    /// Never retry: the job becomes `discarded` and a dead letter records `reason`. The message
+    /// is for operators (no secrets); see `recordedError` for the text stored.
+    ///
+    /// ```swift
+    /// return .discard(reason: "not_found: no order \(id)")        // wrong: a code parsed out of text
+    /// return .discard(.notFound, message: "no order \(id)")        // right
+    /// ```
+    case discard(DeadLetterReason, message: String)
+
+    /// The text appended to `jobs.errors` (and, for a discard, stored as `dead_letters.error`):
+    /// a retry's error; a discard's message after its code (`not_found: no order 42`), or alone
+    /// for `discarded_by_handler`; nil for the other outcomes.
+    public var recordedError: String? {
+        switch self {
+        case .retry(let error): error
+        case .discard(.discardedByHandler, let message): message
+        case .discard(let reason, let message): "\(reason.rawValue): \(message)"
+        case .succeeded, .snooze: nil
+        }
+    }
 }

@@ -30,17 +30,28 @@ public struct JobQueue: Sendable {
     public let retryPolicy: RetryPolicy
     /// `max_attempts` for jobs enqueued without one.
     public let defaultMaxAttempts: Int
+    /// Where a discarded job's dead letter goes, in the statement that discards it.
+    public let deadLetters: JobDeadLetterSink
+    /// The statements that discard, composed with `deadLetters` once.
+    let finishing: JobFinishingSQL
     private let unitRandom: @Sendable () -> Double
 
     /// Creates a store over `pool`; nothing is contacted until a method is called.
+    ///
+    /// Features build theirs with `PayhookOperations`' `JobQueue(pool:…)`, which passes the
+    /// dead-letter store's sink; the queue's own tests pass one of their own.
     /// - Parameters:
+    ///   - deadLetters: records the letter of every job this queue (or its rescuer) discards.
     ///   - unitRandom: source of jitter in 0…1; injected so tests can pin the backoff.
-    public init(pool: PostgresPool, channel: String = JobQueue.defaultChannel, retryPolicy: RetryPolicy = .standard,
-                defaultMaxAttempts: Int = 25, unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
+    public init(pool: PostgresPool, deadLetters: JobDeadLetterSink, channel: String = JobQueue.defaultChannel,
+                retryPolicy: RetryPolicy = .standard, defaultMaxAttempts: Int = 25,
+                unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
         self.pool = pool
         self.channel = channel
         self.retryPolicy = retryPolicy
         self.defaultMaxAttempts = defaultMaxAttempts
+        self.deadLetters = deadLetters
+        finishing = JobFinishingSQL(deadLetters: deadLetters)
         self.unitRandom = unitRandom
     }
 
@@ -54,8 +65,7 @@ public struct JobQueue: Sendable {
     /// ```swift
     /// try await pool.transaction { connection in
     ///     try await orders.markPaid(order, on: connection)
-    ///     try await queue.enqueue(kind: "fulfill_order", payload: #"{"order_id": 42}"#,
-    ///                             uniqueKey: "fulfill_order:42", on: connection)
+    ///     try await queue.enqueue(FulfillOrderArgs(orderID: 42), uniqueKey: "fulfill_order:42", on: connection)
     /// }
     /// ```
     /// - Parameters:
@@ -81,15 +91,21 @@ public struct JobQueue: Sendable {
         return try rows.rows.first?.decode("id", as: Int64.self)
     }
 
-    /// Encodes `payload` with `JSONEncoder` and enqueues it on `connection`.
-    /// - Throws: `EncodingError` or `PostgresError`.
+    /// Inserts a job for typed arguments on `connection`, inside the caller's transaction; see
+    /// `enqueue(kind:payload:uniqueKey:runAt:maxAttempts:on:)`.
     @discardableResult
-    public func enqueue<Payload: Encodable>(kind: String, encoding payload: Payload, uniqueKey: String? = nil,
-                                            runAt: Date? = nil, maxAttempts: Int? = nil,
-                                            on connection: PostgresConnection) async throws -> Int64? {
-        let json = String(decoding: try JSONEncoder().encode(payload), as: UTF8.self)
-        return try await enqueue(kind: kind, payload: json, uniqueKey: uniqueKey, runAt: runAt,
-                                 maxAttempts: maxAttempts, on: connection)
+    package func enqueue<Args: JobArgs>(_ args: Args, uniqueKey: String? = nil, runAt: Date? = nil, maxAttempts: Int? = nil,
+                                        on connection: PostgresConnection) async throws(PostgresError) -> Int64? {
+        try await enqueue(kind: Args.kind, payload: args.payload.rendered, uniqueKey: uniqueKey, runAt: runAt,
+                          maxAttempts: maxAttempts, on: connection)
+    }
+
+    /// Inserts a job for typed arguments in a transaction of its own.
+    @discardableResult
+    package func enqueue<Args: JobArgs>(_ args: Args, uniqueKey: String? = nil, runAt: Date? = nil,
+                                        maxAttempts: Int? = nil) async throws(PostgresError) -> Int64? {
+        try await enqueue(kind: Args.kind, payload: args.payload.rendered, uniqueKey: uniqueKey, runAt: runAt,
+                          maxAttempts: maxAttempts)
     }
 
     /// Inserts many jobs with one statement on `connection`, inside the caller's transaction;
@@ -166,7 +182,7 @@ public struct JobQueue: Sendable {
 
     /// Records a failed attempt: the error is appended to `errors`, and the job becomes
     /// `retryable` after the policy's backoff, or, after its last attempt, `discarded` with a
-    /// `dead_letters` row (`max_attempts_exceeded`) in the same statement.
+    /// dead letter (`max_attempts_exceeded`, through `deadLetters`) in the same statement.
     /// - Parameter error: text for operators; must not contain secrets. NUL characters are
     ///   replaced and the text is cut at 4,000 characters.
     /// - Returns: the job's new state, or nil when the claim was no longer held.
@@ -174,7 +190,7 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func fail(_ job: Job, error: String) async throws(PostgresError) -> JobState? {
         let delay = retryPolicy.delay(afterAttempt: job.attempt, unitRandom: unitRandom())
-        let rows = try await pool.query(JobSQL.shared.failHeld, Self.oneHeldBinds(job) + [
+        let rows = try await pool.query(finishing.failHeld, Self.oneHeldBinds(job) + [
             .double(delay.seconds), .text(Self.errorText(error)),
         ])
         guard let row = rows.rows.first else { return nil }
@@ -190,16 +206,18 @@ public struct JobQueue: Sendable {
         return !rows.rows.isEmpty
     }
 
-    /// Discards the job without retrying and writes a `dead_letters` row in the same statement:
-    /// error = `reason`; the letter's reason is the leading code when `reason` reads
-    /// `code: message` (`fulfillment_mismatch: …`, so operators can filter on it), else
-    /// `discarded_by_handler`.
-    /// - Parameter reason: text for operators; no secrets.
+    /// Discards the job without retrying and opens its dead letter (through `deadLetters`) in the
+    /// same statement, with `reason` and, as its error, the text `JobOutcome.discard(reason,
+    /// message:)` records.
+    /// - Parameter message: text for operators; no secrets.
     /// - Returns: false when the claim was no longer held.
     /// - Throws: `PostgresError`.
     @discardableResult
-    public func discard(_ job: Job, reason: String) async throws(PostgresError) -> Bool {
-        let rows = try await pool.query(JobSQL.shared.discardHeld, Self.oneHeldBinds(job) + [.text(Self.errorText(reason))])
+    public func discard(_ job: Job, reason: DeadLetterReason, message: String) async throws(PostgresError) -> Bool {
+        let error = JobOutcome.discard(reason, message: message).recordedError ?? message
+        let rows = try await pool.query(finishing.discardHeld, Self.oneHeldBinds(job) + [
+            .text(Self.errorText(error)), .text(reason.rawValue),
+        ])
         return !rows.rows.isEmpty
     }
 
@@ -223,11 +241,66 @@ public struct JobQueue: Sendable {
         case .succeeded: return try await complete(job)
         case .retry(let error): return try await fail(job, error: error) != nil
         case .snooze(let delay): return try await snooze(job, for: delay)
-        case .discard(let reason): return try await discard(job, reason: reason)
+        case .discard(let reason, let message): return try await discard(job, reason: reason, message: message)
         }
     }
 
+    // MARK: Jobs nobody holds
+    //
+    // Static: they run on the caller's connection, inside its transaction, and need no pool,
+    // channel or retry policy, so a feature's hook that has only a connection can call them. They
+    // notify no worker; workers find the jobs on their next poll.
+
+    /// Makes the waiting jobs of `kind` with these unique keys due now: available or retryable
+    /// jobs whose `run_at` is later (a backoff, a snooze). Due, running and finished jobs are
+    /// left alone; no attempt is given back. Runs on `connection`, inside the caller's
+    /// transaction, so the wake commits with the change that caused it.
+    /// - Returns: the ids woken.
+    /// - Throws: `PostgresError`.
+    @discardableResult
+    public static func wake(kind: String, uniqueKeys: [String], on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
+        guard !uniqueKeys.isEmpty else { return [] }
+        return try await ids(connection.query(JobSQL.shared.wakeByKeys, [.text(kind), try Self.textArray(uniqueKeys)]))
+    }
+
+    /// Puts the jobs of `kind` with these unique keys that are in one of `states` back in the
+    /// queue: available and due now, and a discarded one with its attempts back. `errors` is kept.
+    /// A job's open dead letter is the caller's to resolve.
+    /// - Parameter states: which jobs to take; `running` and `succeeded` are never taken (a
+    ///   running job belongs to its worker, a succeeded one is done).
+    /// - Returns: the ids requeued.
+    /// - Throws: `PostgresError`.
+    @discardableResult
+    public static func requeue(kind: String, uniqueKeys: [String], from states: Set<JobState>,
+                        on connection: PostgresConnection) async throws(PostgresError) -> [Int64] {
+        let states = states.subtracting([.running, .succeeded])
+        guard !uniqueKeys.isEmpty, !states.isEmpty else { return [] }
+        return try await ids(connection.query(JobSQL.shared.requeueByKeys, [
+            .text(kind), try Self.textArray(uniqueKeys), try Self.textArray(states.map(\.rawValue).sorted()),
+        ]))
+    }
+
+    /// An operator's replay of job `id`: a discarded or retryable job becomes available and due
+    /// now with its attempts from zero; `errors` is kept. Runs on `connection`, in the caller's
+    /// transaction (the one that resolves the job's dead letter).
+    /// - Returns: false when the job is running, succeeded, cancelled, already available or gone.
+    /// - Throws: `PostgresError`.
+    public static func requeue(id: Int64, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
+        try await !connection.query(JobSQL.shared.requeueByID, [.int(id)]).rows.isEmpty
+    }
+
     // MARK: Helpers
+
+    private static func ids(_ rows: PostgresRows) throws(PostgresError) -> [Int64] {
+        try rows.rows.map { row throws(PostgresError) in try row.decode("id", as: Int64.self) }
+    }
+
+    private static func textArray(_ texts: [String]) throws(PostgresError) -> PostgresValue {
+        var array = PostgresArray(.text, capacity: texts.reduce(0) { $0 + $1.utf8.count + 4 })
+        for text in texts { try array.append(text) }
+        return .array(array)
+    }
+
 
     private func perWorker(_ jobs: [Job],
                            _ statement: (String, [Job]) async throws(PostgresError) -> PostgresRows)

@@ -23,6 +23,11 @@ public struct JobRequest: Sendable, Hashable {
         self.maxAttempts = maxAttempts
     }
 
+    /// A request for typed arguments: their kind, their payload written with the JSON writer.
+    package init<Args: JobArgs>(_ args: Args, uniqueKey: String? = nil, runAt: Date? = nil, maxAttempts: Int? = nil) {
+        self.init(kind: Args.kind, payload: args.payload.rendered, uniqueKey: uniqueKey, runAt: runAt, maxAttempts: maxAttempts)
+    }
+
     /// The batch as one JSON array for `jsonb_to_recordset`. The payload travels as a JSON
     /// string and is parsed by the server, so payload text can never add or change fields.
     static func jsonArray(_ requests: [JobRequest]) -> String {

@@ -9,17 +9,20 @@ public import PayhookPostgres
 /// dead letter instead, so a job that crashes its worker every time cannot loop forever.
 ///
 /// Safe to run in every process at once: rows are locked with SKIP LOCKED, and a worker that
-/// finishes late is refused by the claim check (`JobSQL`).
+/// finishes late is refused by the claim check (`JobSQL`, `JobFinishingSQL`).
 ///
 /// Threading: a `Sendable` value; `run` is meant to be a long-lived child task.
 public struct JobRescuer: Sendable {
     private let pool: PostgresPool
+    /// The queue's rescue statement, with its dead-letter sink.
+    private let rescueStatement: String
     private let batchSize: Int
 
     /// Creates a rescuer over the queue's database.
     /// - Parameter batchSize: the most jobs rescued per statement.
     public init(queue: JobQueue, batchSize: Int = 500) {
         pool = queue.pool
+        rescueStatement = queue.finishing.rescueExpired
         self.batchSize = max(1, batchSize)
     }
 
@@ -30,7 +33,7 @@ public struct JobRescuer: Sendable {
     public func rescueExpired() async throws(PostgresError) -> Int {
         var total = 0
         while true {
-            let rows = try await pool.query(JobSQL.shared.rescueExpired, [.int(Int64(batchSize))])
+            let rows = try await pool.query(rescueStatement, [.int(Int64(batchSize))])
             total += rows.rows.count
             if rows.rows.count < batchSize { return total }
         }

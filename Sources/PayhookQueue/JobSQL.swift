@@ -1,7 +1,9 @@
 import PayhookPostgres
 
 /// Every statement the queue runs, in one place, so a test can prepare each against the
-/// migrated schema and a reader can see the whole protocol.
+/// migrated schema and a reader can see the whole protocol. The three that can discard a job
+/// (and so open its dead letter) are in `JobFinishingSQL` below, composed with the queue's
+/// `JobDeadLetterSink`.
 ///
 /// Ownership rule shared by every completion statement: a row is changed only while it is
 /// `running` under the same `locked_by` and `attempt` the worker claimed it with. A worker whose
@@ -88,26 +90,6 @@ package struct JobSQL: SQLStatementSet {
         RETURNING jobs.id
         """
 
-    /// $1 id, $2 attempt, $3 worker, $4 retry delay seconds, $5 error text.
-    /// One statement, so the discard and its dead letter commit together.
-    let failHeld = """
-        WITH failed AS (
-            UPDATE jobs
-            SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-                run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() + make_interval(secs => $4) END,
-                finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
-                lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $5::text))
-            WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
-            RETURNING id, state, payload
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', 'max_attempts_exceeded', $5::text FROM failed WHERE state = 'discarded'
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id, state FROM failed
-        """
-
     /// $1 id, $2 attempt, $3 worker, $4 delay seconds.
     let snoozeHeld = """
         UPDATE jobs
@@ -117,53 +99,109 @@ package struct JobSQL: SQLStatementSet {
         RETURNING id
         """
 
-    /// $1 id, $2 attempt, $3 worker, $4 reason.
-    let discardHeld = """
-        WITH discarded AS (
-            UPDATE jobs
-            SET state = 'discarded', finalized_at = now(), lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $4::text))
-            WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
-            RETURNING id, payload
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider',
-                   CASE WHEN $4::text ~ '^[a-z][a-z_]*: ' THEN split_part($4::text, ':', 1) ELSE 'discarded_by_handler' END,
-                   $4::text
-            FROM discarded
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id FROM discarded
+    // MARK: Operations on jobs nobody holds
+
+    /// $1 kind, $2 unique keys (text array). Waiting jobs (available or retryable, due later)
+    /// become due now; due, running and finished jobs are left as they are.
+    let wakeByKeys = """
+        UPDATE jobs SET run_at = now()
+        WHERE kind = $1 AND unique_key = ANY($2::text[]) AND state IN ('available', 'retryable') AND run_at > now()
+        RETURNING id
         """
 
+    /// $1 kind, $2 unique keys (text array), $3 states to take (text array; never `running` or
+    /// `succeeded`, see `JobQueue.requeue(kind:uniqueKeys:from:on:)`). The jobs become available
+    /// and due now; a discarded one gets its attempts back. `errors` is kept as history.
+    let requeueByKeys = """
+        UPDATE jobs
+        SET state = 'available', run_at = now(), attempt = CASE WHEN state = 'discarded' THEN 0 ELSE attempt END,
+            finalized_at = NULL, lease_expires_at = NULL, locked_by = NULL
+        WHERE kind = $1 AND unique_key = ANY($2::text[]) AND state = ANY($3::text[])
+        RETURNING id
+        """
+
+    /// $1 id. An operator's replay: a discarded or retryable job becomes available and due now,
+    /// attempts from zero, `errors` kept as history. A running or succeeded job is never touched.
+    let requeueByID = """
+        UPDATE jobs SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
+               finalized_at = NULL
+        WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
+        """
+}
+
+/// The statements that can discard a job, each with the dead letter of what it discards in the
+/// same statement, through the `JobDeadLetterSink` the queue was composed with. Same ownership
+/// rule as `JobSQL`. Built once per `JobQueue`; `OperationsSQL` lists them as composed in
+/// production, so the statement catalog prepares them.
+package struct JobFinishingSQL: Sendable {
+    /// $1 id, $2 attempt, $3 worker, $4 retry delay seconds, $5 error text.
+    package let failHeld: String
+    /// $1 id, $2 attempt, $3 worker, $4 error text, $5 the letter's reason (`DeadLetterReason`).
+    package let discardHeld: String
     /// $1 limit. Jobs whose worker stopped renewing their lease go back to `retryable` (due at
     /// once: the worker failed, not necessarily the job), or are discarded with a dead letter when
     /// that was their last attempt. SKIP LOCKED lets any number of rescuers run side by side.
-    let rescueExpired = """
-        WITH rescued AS (
-            UPDATE jobs
-            SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
-                run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() END,
-                finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
-                lease_expires_at = NULL,
-                errors = errors || jsonb_build_array(jsonb_build_object(
-                    'attempt', attempt, 'at', now(),
-                    'error', 'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'))
-            WHERE id = ANY (ARRAY(
-                SELECT id FROM jobs
-                WHERE state = 'running' AND lease_expires_at < now()
-                ORDER BY lease_expires_at
-                LIMIT $1
-                FOR UPDATE SKIP LOCKED))
-            RETURNING id, state, payload, locked_by
-        ), letter AS (
-            INSERT INTO dead_letters (source, source_id, provider, reason, error)
-            SELECT 'job', id, payload->>'provider', 'max_attempts_exceeded',
-                   'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'
-            FROM rescued WHERE state = 'discarded'
-            ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        )
-        SELECT id, state FROM rescued
-        """
+    package let rescueExpired: String
 
+    package init(deadLetters: JobDeadLetterSink) {
+        let exhausted = DeadLetterReason.maxAttemptsExceeded.rawValue
+        let letter = deadLetters.insertForDiscardedJobs
+        failHeld = """
+            WITH failed AS (
+                UPDATE jobs
+                SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+                    run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() + make_interval(secs => $4) END,
+                    finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+                    lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $5::text))
+                WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
+                RETURNING id, state, payload
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', '\(exhausted)'::text, $5::text FROM failed WHERE state = 'discarded'
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id, state FROM failed
+            """
+        discardHeld = """
+            WITH discarded AS (
+                UPDATE jobs
+                SET state = 'discarded', finalized_at = now(), lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', $4::text))
+                WHERE id = $1 AND attempt = $2 AND state = 'running' AND locked_by = $3
+                RETURNING id, payload
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', $5::text, $4::text FROM discarded
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id FROM discarded
+            """
+        rescueExpired = """
+            WITH rescued AS (
+                UPDATE jobs
+                SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+                    run_at = CASE WHEN attempt >= max_attempts THEN run_at ELSE now() END,
+                    finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+                    lease_expires_at = NULL,
+                    errors = errors || jsonb_build_array(jsonb_build_object(
+                        'attempt', attempt, 'at', now(),
+                        'error', 'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'))
+                WHERE id = ANY (ARRAY(
+                    SELECT id FROM jobs
+                    WHERE state = 'running' AND lease_expires_at < now()
+                    ORDER BY lease_expires_at
+                    LIMIT $1
+                    FOR UPDATE SKIP LOCKED))
+                RETURNING id, state, payload, locked_by
+            ), discarded_jobs (id, provider, reason, error) AS (
+                SELECT id, payload->>'provider', '\(exhausted)'::text,
+                       'lease expired: worker ' || coalesce(locked_by, '?') || ' stopped renewing it'
+                FROM rescued WHERE state = 'discarded'
+            ), letter AS (
+                \(letter)
+            )
+            SELECT id, state FROM rescued
+            """
+    }
 }

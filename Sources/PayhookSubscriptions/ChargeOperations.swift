@@ -2,6 +2,7 @@ package import Foundation
 package import PayhookPostgres
 import PayhookProviders
 package import PayhookQueue
+import PayhookOperations
 package import PayhookAdmin
 package import PayhookCore
 
@@ -93,9 +94,9 @@ package struct ChargeOperations: Sendable {
                                                                            at: at, on: connection)
                     effect = "charge \(id) failed; the cycle continues as after a soft decline"
                 }
-                try await connection.query(SubscriptionSQL.shared.resolveChargeLetter, [
-                    .text(charge.idempotencyKey), .text(action.actor), .text("charge resolved as \(resolution.rawValue): \(note)"),
-                ])
+                try await DeadLetterStore.resolveJobLetter(kind: ChargeRecurringArgs.kind, uniqueKey: charge.idempotencyKey, as: .discarded,
+                                                           by: action.actor, note: "charge resolved as \(resolution.rawValue): \(note)",
+                                                           on: connection)
                 try await AuditTrail.record(
                     on: connection, by: action, action: "charge.resolve", target: "charge:\(id)",
                     details: [

@@ -37,7 +37,7 @@ extension ChargeRecurringHandler {
         do {
             amount = try Money(minorUnits: charge.amountMinor, currency: charge.currency)
         } catch {
-            return .discard(reason: "invalid_amount: charge \(charge.id) has currency \(charge.currency)")
+            return .discard(.invalidAmount, message: "charge \(charge.id) has currency \(charge.currency)")
         }
         let result: ChargeResult
         let reference = Self.reference(loaded)
@@ -84,7 +84,7 @@ extension ChargeRecurringHandler {
             return .retry(error: message)
         case .unsupported:
             try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(charge.status), .text(message), .null, .null])
-            return .discard(reason: "unsupported: \(message)")
+            return .discard(.unsupported, message: message)
         }
     }
 

@@ -53,8 +53,8 @@ extension ChargeRecurringHandler {
                 .int(charge.amountMinor), .text(charge.currency), .text(loaded.provider), .timestamptz(due),
             ]).rows.isEmpty
             if inserted {
-                try await queue.enqueue(kind: Self.kind, payload: ChargeJobPayload(
-                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID).json,
+                try await queue.enqueue(ChargeRecurringArgs(
+                    idempotencyKey: key, provider: loaded.provider, subscriptionID: charge.subscriptionID),
                     uniqueKey: key, runAt: due, maxAttempts: settings.chargeMaxAttempts, on: connection)
             }
             if status == .paused {

@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookOperations
 import PayhookAdmin
 import PayhookProcessing
 
@@ -60,10 +61,10 @@ extension ChargeRecurringHandler {
     private func settle(_ result: ChargeResult, _ loaded: Loaded, checks: Int) async throws -> JobOutcome {
         let outcome = try await record(result, loaded, checks: checks)
         if result.outcome != .pending {
-            try await pool.query(SubscriptionSQL.shared.resolveChargeLetter, [
-                .text(loaded.charge.idempotencyKey), .text("payhook"),
-                .text("charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))"),
-            ])
+            _ = try await pool.withConnection { connection in
+                try await DeadLetterStore.resolveJobLetter(kind: Self.kind, uniqueKey: loaded.charge.idempotencyKey, as: .discarded, by: "payhook",
+                    note: "charge settled by reconciliation as \(result.outcome.rawValue) (\(result.providerStatus))", on: connection)
+            }
         }
         return outcome
     }
@@ -79,19 +80,20 @@ extension ChargeRecurringHandler {
     private func outcomeUnknown(_ loaded: Loaded, lastError: String) async throws -> JobOutcome {
         let charge = loaded.charge
         let window = settings.idempotencyWindow(loaded.provider).components.seconds
-        let message = "charge_outcome_unknown: \(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)"
+        let discard = JobOutcome.discard(.chargeOutcomeUnknown, message: "\(loaded.provider) charge \(charge.id) (key \(charge.idempotencyKey)) was first sent at \(charge.attemptedAt.map(JSONOutput.format) ?? "?"), longer ago than \(loaded.provider) keeps idempotency keys (\(window / 3600) h); payhook will not send it again. It settles when the provider's webhook for reference \(Self.reference(loaded)) arrives, on replay if a look-up answers, or by `payhook charges resolve \(charge.id) --as succeeded|failed --note …`. Last error: \(lastError)")
+        let message = discard.recordedError ?? ""
         try await pool.query(SubscriptionSQL.shared.recordOpen, [.int(charge.id), .text(Charge.Status.unknown.rawValue), .text(message), .null, .null])
         count(loaded.provider, "outcome_unknown")
         logger.error("charge outcome unknown after the idempotency window; not sent again", [
             "provider": .string(loaded.provider), "charge.id": .int(charge.id),
         ])
-        return .discard(reason: message)
+        return discard
     }
 
     func stillPending(_ loaded: Loaded, checks: Int) async throws -> JobOutcome {
         let charge = loaded.charge
         guard checks <= settings.maxPendingChecks else {
-            return .discard(reason: "still_pending: \(loaded.provider) charge \(charge.idempotencyKey) (\(charge.providerPaymentID ?? "no provider id")) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
+            return .discard(.stillPending, message: "\(loaded.provider) charge \(charge.idempotencyKey) (\(charge.providerPaymentID ?? "no provider id")) is pending after \(settings.maxPendingChecks) checks; reconcile it at the provider")
         }
         return .snooze(settings.pendingRecheck)
     }

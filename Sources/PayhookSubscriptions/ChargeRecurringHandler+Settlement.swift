@@ -19,7 +19,8 @@ extension ChargeRecurringHandler {
         } catch {
             guard let refused = error as? PostgresError, refused.kind == .uniqueViolation,
                   refused.constraint == "charges_one_success_per_cycle" else { throw error }
-            let message = "duplicate_success: \(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one"
+            let discard = JobOutcome.discard(.duplicateSuccess, message: "\(provider) reported a second successful charge for subscription \(charge.subscriptionID) cycle \(charge.cycle) (key \(charge.idempotencyKey), payment \(paymentID ?? "?")); refund one")
+            let message = discard.recordedError ?? ""
             try await pool.query(SubscriptionSQL.shared.recordDuplicateSuccess, [
                 .int(charge.id), .text(message), paymentID.map(PostgresValue.text) ?? .null,
             ])
@@ -27,7 +28,7 @@ extension ChargeRecurringHandler {
             logger.error("second successful charge for one cycle", [
                 "provider": .string(provider), "subscription.id": .int(charge.subscriptionID), "charge.id": .int(charge.id),
             ])
-            return .discard(reason: message)
+            return discard
         }
         if recorded { count(provider, .succeeded) }
         return .succeeded

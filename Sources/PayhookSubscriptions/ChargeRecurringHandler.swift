@@ -156,8 +156,8 @@ package struct ChargeRecurringHandler: JobHandler {
     }
 
     package func run(_ job: Job) async throws -> JobOutcome {
-        guard let payload = try? job.decodePayload(ChargeJobPayload.self) else {
-            return .discard(reason: "payload_invalid: \(Self.kind) needs an idempotency_key")
+        guard let payload = try? job.decodeArgs(ChargeRecurringArgs.self) else {
+            return .discard(.payloadInvalid, message: "\(Self.kind) needs an idempotency_key")
         }
         let key = payload.idempotencyKey
         // The common case in one batched statement: a first attempt that is certainly to be sent.
@@ -170,7 +170,7 @@ package struct ChargeRecurringHandler: JobHandler {
             return try await send(loaded, client: client, marked: true)
         }
         guard let row = try await pool.query(SubscriptionSQL.shared.loadCharge, [.text(key)]).rows.first else {
-            return .discard(reason: "not_found: no charge with idempotency key \(key)")
+            return .discard(.notFound, message: "no charge with idempotency key \(key)")
         }
         let loaded = try Loaded(row: row)
         let charge = loaded.charge

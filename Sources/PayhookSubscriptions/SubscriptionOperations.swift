@@ -2,6 +2,7 @@ package import Foundation
 package import PayhookCore
 package import PayhookPostgres
 import PayhookQueue
+import PayhookOperations
 package import PayhookAdmin
 import PayhookProcessing
 
@@ -186,7 +187,9 @@ package struct SubscriptionOperations: Sendable {
                     due = interval.dueDate(cycle: cycle, start: subscription.startAt)
                 }
                 try await connection.query(SubscriptionSQL.shared.resume, [.int(id), .int(Int64(cycle)), .timestamptz(due)])
-                try await connection.query(SubscriptionSQL.shared.wakeWaitingCharges, [.int(id), .timestamptz(now)])
+                let waiting = try await connection.query(SubscriptionSQL.shared.waitingChargeKeys, [.int(id), .timestamptz(now)])
+                    .rows.map { row throws(PostgresError) in try row.decode("idempotency_key", as: String.self) }
+                try await JobQueue.wake(kind: ChargeRecurringArgs.kind, uniqueKeys: waiting, on: connection)
                 // Cycles that fell due while it was not active are not charged; the merchant is told
                 // of those that exist, none past max_cycles or end_at.
                 var lastSkipped = cycle - 1

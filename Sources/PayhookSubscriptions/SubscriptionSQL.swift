@@ -74,14 +74,11 @@ package struct SubscriptionSQL: SQLStatementSet {
         WHERE id = $1
         """
 
-    /// Wakes the never-sent attempts of subscription $1 that are due at $2 (the resuming
-    /// operator's clock): they waited while it was paused.
-    let wakeWaitingCharges = """
-        UPDATE jobs j SET run_at = now()
-        FROM charges c
+    /// The keys of the never-sent attempts of subscription $1 that are due at $2 (the resuming
+    /// operator's clock): their jobs waited while it was paused, and are woken through the queue.
+    let waitingChargeKeys = """
+        SELECT c.idempotency_key FROM charges c
         WHERE c.subscription_id = $1 AND c.status = 'pending' AND c.attempted_at IS NULL AND c.scheduled_at <= $2
-          AND j.unique_key = c.idempotency_key AND j.kind = 'charge_recurring' AND j.state IN ('available', 'retryable')
-        RETURNING j.id
         """
 
     // MARK: Scheduler
@@ -308,36 +305,19 @@ package struct SubscriptionSQL: SQLStatementSet {
         LIMIT 1
         """
 
-    /// Charges whose outcome is still open and whose merchant reference a payment ($1, bigint
-    /// array) or order ($2) just written by the processor carries: their jobs run now, so the
-    /// handler settles them from that row. A dead-lettered job gets its attempts back; a running
-    /// one is left alone (it reconciles before any resend anyway).
-    let wakeChargesForPayments = """
-        UPDATE jobs j
-        SET state = 'available', run_at = now(), attempt = CASE WHEN j.state = 'discarded' THEN 0 ELSE j.attempt END,
-            finalized_at = NULL, lease_expires_at = NULL, locked_by = NULL
-        FROM (SELECT c.idempotency_key FROM payments p
-              JOIN charges c ON c.provider = p.provider AND c.merchant_reference = p.merchant_reference
-                            AND c.status IN ('pending', 'unknown')
-              WHERE p.id = ANY($1::bigint[]) AND p.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL
-              UNION
-              SELECT c.idempotency_key FROM orders o
-              JOIN charges c ON c.provider = o.provider AND c.merchant_reference = o.merchant_reference
-                            AND c.status IN ('pending', 'unknown')
-              WHERE o.id = ANY($2::bigint[]) AND o.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL) AS k
-        WHERE j.unique_key = k.idempotency_key AND j.kind = 'charge_recurring'
-          AND j.state IN ('available', 'retryable', 'discarded')
-        RETURNING j.id
-        """
-
-    /// Resolves the open dead letter of the charge job with key $1: $2 actor, $3 note. The charge
-    /// was settled (by reconciliation or an operator), so nothing is left to replay.
-    let resolveChargeLetter = """
-        UPDATE dead_letters d SET status = 'discarded', resolved_at = now(), resolved_by = $2, note = $3
-        FROM jobs j
-        WHERE j.unique_key = $1 AND j.kind = 'charge_recurring' AND d.source = 'job' AND d.source_id = j.id
-          AND d.status = 'open'
-        RETURNING d.id
+    /// The keys of charges whose outcome is still open and whose merchant reference a payment
+    /// ($1, bigint array) or order ($2) just written by the processor carries: their jobs are
+    /// requeued through the queue, so the handler settles them from that row.
+    let openChargeKeysForPayments = """
+        SELECT c.idempotency_key FROM payments p
+        JOIN charges c ON c.provider = p.provider AND c.merchant_reference = p.merchant_reference
+                      AND c.status IN ('pending', 'unknown')
+        WHERE p.id = ANY($1::bigint[]) AND p.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL
+        UNION
+        SELECT c.idempotency_key FROM orders o
+        JOIN charges c ON c.provider = o.provider AND c.merchant_reference = o.merchant_reference
+                      AND c.status IN ('pending', 'unknown')
+        WHERE o.id = ANY($2::bigint[]) AND o.merchant_reference IS NOT NULL AND c.attempted_at IS NOT NULL
         """
 
     /// $1 id: one more look-up of a pending charge.

@@ -251,8 +251,7 @@ package final class SubscriptionScheduler: Sendable {
                         .init("currency", .string(due.currency)), .init("provider", .string(due.provider)),
                         .init("scheduled_at", .timestamp(charge.dueAt)),
                     ]))
-                    jobs.append(JobRequest(kind: JobKind.chargeRecurring.rawValue, payload: ChargeJobPayload(idempotencyKey: key, provider: due.provider,
-                                                                                          subscriptionID: due.id).json,
+                    jobs.append(JobRequest(ChargeRecurringArgs(idempotencyKey: key, provider: due.provider, subscriptionID: due.id),
                                            uniqueKey: key, maxAttempts: maxAttempts))
                 }
                 if plan.status == .active && plan.nextChargeAt <= now { result.stillDue = true }
@@ -280,26 +279,6 @@ package final class SubscriptionScheduler: Sendable {
             .init("id", .int(id)), .init("cycle", .int(Int64(cycle))), .init("next_charge_at", .timestamp(next)),
             .init("status", .string(status.rawValue)), .init("status_reason", .optional(reason)),
         ])
-    }
-}
-
-/// The payload of a `charge_recurring` job. `provider` also lets a dead letter name the provider.
-package struct ChargeJobPayload: Sendable, Equatable, Codable {
-    let idempotencyKey: String
-    let provider: String?
-    let subscriptionID: Int64?
-
-    package enum CodingKeys: String, CodingKey {
-        case idempotencyKey = "idempotency_key"
-        case provider
-        case subscriptionID = "subscription_id"
-    }
-
-    var json: String {
-        JSONOutput.object([
-            .init("idempotency_key", .string(idempotencyKey)), .init("provider", .optional(provider)),
-            .init("subscription_id", .optional(subscriptionID)),
-        ]).rendered
     }
 }
 

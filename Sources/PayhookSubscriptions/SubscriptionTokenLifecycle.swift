@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookQueue
+import PayhookOperations
 import PayhookProcessing
 
 /// What a vault token's status means for its subscriptions: a token disabled or expired pauses

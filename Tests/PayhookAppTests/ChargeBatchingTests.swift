@@ -126,15 +126,14 @@ struct ChargeBatchingTests {
 
         // Through the handler, the duplicate is settled alone after its batch failed.
         try await harness.queue.enqueue(
-            kind: ChargeRecurringHandler.kind,
-            payload: ChargeJobPayload(idempotencyKey: try await harness.key(adyen.subscription, cycle: 1, attempt: 2),
-                                      provider: "adyen", subscriptionID: adyen.subscription).json)
+            ChargeRecurringArgs(idempotencyKey: try await harness.key(adyen.subscription, cycle: 1, attempt: 2),
+                                provider: "adyen", subscriptionID: adyen.subscription))
         let outcomes = try await harness.runChargeJobs(handler)
-        guard case .discard(let reason)? = outcomes.first else {
+        guard case .discard(let reason, _)? = outcomes.first else {
             Issue.record("expected a dead letter, got \(outcomes)")
             return
         }
-        #expect(reason.hasPrefix("duplicate_success:"))
+        #expect(reason == .duplicateSuccess)
         let evidence = try #require(try await harness.pool.query(
             "SELECT status, decline_code, provider_payment_id FROM charges WHERE id = $1", [.int(duplicateID)]).rows.first)
         #expect(try evidence.decode("status", as: String.self) == "unknown")

@@ -45,11 +45,11 @@ struct ChargeReconciliationTests {
         harness.clock.advance(by: 8 * 86_400)  // past every default window (Adyen 7 d)
 
         let outcomes = try await harness.runChargeJobs(harness.handler())
-        guard case .discard(let reason)? = outcomes.first else {
+        guard case .discard(let reason, _)? = outcomes.first else {
             Issue.record("expected a dead letter, got \(outcomes)")
             return
         }
-        #expect(reason.hasPrefix("charge_outcome_unknown: "), "\(reason)")
+        #expect(reason == .chargeOutcomeUnknown, "\(outcomes)")
         #expect(harness.emulator.sent(provider, charge.idempotencyKey) == 1, "the key went out again after its window")
         #expect(try await harness.chargeSummary(id) == ["1/1:unknown"])
         #expect(harness.metrics.counterValue("payhook_charges_total", [("provider", provider.rawValue), ("outcome", "outcome_unknown")]) == 1)
@@ -61,7 +61,7 @@ struct ChargeReconciliationTests {
             _ = try await DeadLetterOperations(pool: harness.pool).replay(id: letter.id, by: OperatorAction(actor: "oncall", note: "try again"))
             harness.clock.advance(by: 2 * 86_400)
             let again = try await harness.runChargeJobs(harness.handler())
-            #expect(again.count == 1 && again.allSatisfy { if case .discard(let why) = $0 { why.hasPrefix("charge_outcome_unknown") } else { false } },
+            #expect(again.count == 1 && again.allSatisfy { if case .discard(.chargeOutcomeUnknown, _) = $0 { true } else { false } },
                     "\(again)")
             #expect(harness.emulator.sent(provider, charge.idempotencyKey) == 1)
         }

@@ -69,14 +69,14 @@ struct ProcessingUnitTests {
     func classification() {
         let payload = ProcessingFailure.payload(PayloadError(provider: .adyen, code: .malformedJSON))
         #expect(payload.retryable)
-        #expect(payload.reason == "payload_invalid")
+        #expect(payload.reason == .payloadInvalid)
         #expect(!ProcessingFailure.provider(ProviderAPIError(.notFound, "x"), resource: "order").retryable)
         #expect(!ProcessingFailure.provider(ProviderAPIError(.unsupported, "x"), resource: "order").retryable)
         for kind in [ProviderAPIError.Kind.timeout, .unavailable, .unauthorized, .invalidResponse] {
             #expect(ProcessingFailure.provider(ProviderAPIError(kind, "x"), resource: "order").retryable)
         }
         #expect(ProcessingFailure.database(PostgresError(kind: .serializationFailure, message: "m")).retryable)
-        #expect(ProcessingFailure.provider(ProviderAPIError(.timeout, "x"), resource: "order").reason == "max_attempts_exceeded")
+        #expect(ProcessingFailure.provider(ProviderAPIError(.timeout, "x"), resource: "order").reason == .maxAttemptsExceeded)
     }
 
     static let t0 = Date(timeIntervalSince1970: 1_700_000_000)

@@ -5,6 +5,7 @@ import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookOperations
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

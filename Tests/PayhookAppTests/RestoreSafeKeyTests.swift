@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookOperations
 import PayhookTestSupport
 import Testing
 @testable import PayhookProcessing

@@ -84,7 +84,7 @@ struct JobQueueTests {
             let first = try await queue.claim(limit: 10, kinds: ["a"], worker: "w1", lease: .seconds(30))
             #expect(first.map(\.id) == [a, b])
             #expect(first.allSatisfy { $0.attempt == 1 && $0.worker == "w1" && $0.maxAttempts == 25 })
-            #expect(try first[0].decodePayload([String: Int].self) == ["n": 1])
+            #expect(try first[0].decodeArgs(CountArgs.self).n == 1)
             #expect(try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30)).isEmpty)
             let row = try await db.job(a)
             #expect(row.state == "running" && row.attempt == 1 && row.lockedBy == "w1")
@@ -94,7 +94,7 @@ struct JobQueueTests {
     @Test("a failed attempt is kept on the row and the job waits out its backoff")
     func failBacksOff() async throws {
         try await QueueDatabase.withFixture { db in
-            let queue = JobQueue(pool: db.pool, retryPolicy: .init(base: .seconds(10), maximum: .seconds(60), jitter: 0.5),
+            let queue = JobQueue(pool: db.pool, deadLetters: .queueTests, retryPolicy: .init(base: .seconds(10), maximum: .seconds(60), jitter: 0.5),
                                  unitRandom: { 0.5 })
             let id = try #require(try await queue.enqueue(kind: "a", maxAttempts: 3))
             let job = try #require(try await queue.claim(limit: 1, kinds: ["a"], worker: "w", lease: .seconds(30)).first)
@@ -144,7 +144,7 @@ struct JobQueueTests {
             #expect(try await queue.complete(stale) == false)
             #expect(try await queue.fail(stale, error: "late") == nil)
             #expect(try await queue.snooze(stale, for: .zero) == false)
-            #expect(try await queue.discard(stale, reason: "late") == false)
+            #expect(try await queue.discard(stale, reason: .discardedByHandler, message: "late") == false)
             #expect(try await queue.release([stale]).isEmpty)
             #expect(try await queue.extendLeases([stale], lease: .seconds(60)).isEmpty)
             // Same worker name claiming again does not revive an old attempt either.
@@ -157,6 +157,141 @@ struct JobQueueTests {
             let row = try await db.job(id)
             #expect(row.state == "succeeded" && row.attempt == 2)
             #expect(row.errors.count == 1 && row.errors[0].error.contains("lease expired") && row.errors[0].attempt == 1)
+        }
+    }
+
+    @Test("a discard's letter takes its reason from the outcome, never from the message's text")
+    func discardReason() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let coded = try #require(try await queue.enqueue(kind: "a", payload: #"{"provider": "adyen"}"#))
+            let plain = try #require(try await queue.enqueue(kind: "a"))
+            let jobs = try await queue.claim(limit: 2, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            let codedJob = try #require(jobs.first { $0.id == coded })
+            let plainJob = try #require(jobs.first { $0.id == plain })
+            #expect(try await queue.record(.discard(.fulfillmentMismatch, message: "amount differs"), for: codedJob))
+            // Text that reads like a code stays text: the reason is the one the handler named.
+            #expect(try await queue.record(.discard(.discardedByHandler, message: "not_found: looks like a code"), for: plainJob))
+
+            #expect(try await db.job(coded).errors.map(\.error) == ["fulfillment_mismatch: amount differs"])
+            let codedLetters = try await db.deadLetters(job: coded)
+            #expect(codedLetters.map(\.reason) == ["fulfillment_mismatch"])
+            #expect(codedLetters.first?.error == "fulfillment_mismatch: amount differs")
+            let provider = try await db.pool.query("SELECT provider FROM dead_letters WHERE source_id = $1", [.int(coded)])
+            #expect(try provider.rows.first?.decode("provider", as: String?.self) == "adyen")
+            let plainLetters = try await db.deadLetters(job: plain)
+            #expect(plainLetters.map(\.reason) == ["discarded_by_handler"])
+            #expect(plainLetters.first?.error == "not_found: looks like a code")
+        }
+    }
+
+    @Test("dead-letter reasons are the codes operators already filter on")
+    func reasonCodes() {
+        #expect(Set(DeadLetterReason.allCases.map(\.rawValue)) == [
+            "max_attempts_exceeded", "payload_invalid", "not_found_at_provider", "unsupported_at_provider", "unknown_provider",
+            "discarded_by_handler", "not_found", "fulfillment_mismatch", "callback_url_refused", "merchant_gone",
+            "invalid_amount", "unsupported", "still_pending", "charge_outcome_unknown", "duplicate_success",
+        ])
+        #expect(JobOutcome.discard(.notFound, message: "no order 4").recordedError == "not_found: no order 4")
+        #expect(JobOutcome.discard(.discardedByHandler, message: "gave up").recordedError == "gave up")
+        #expect(JobOutcome.retry(error: "later").recordedError == "later")
+        #expect(JobOutcome.succeeded.recordedError == nil)
+    }
+
+    @Test("a wake by unique key makes waiting jobs of that kind due now and leaves every other job as it is")
+    func wakeByKey() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let later = Date().addingTimeInterval(3600)
+            let waiting = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:1", runAt: later))
+            let otherKind = try #require(try await queue.enqueue(kind: "b", uniqueKey: "b:1", runAt: later))
+            let otherKey = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:2", runAt: later))
+            let held = try #require(try await queue.enqueue(kind: "a", uniqueKey: "a:3"))
+            _ = try await queue.claim(limit: 1, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            // A failed attempt waits out its backoff as `retryable`.
+            let retried = try #require(try await queue.enqueue(kind: "c", uniqueKey: "c:1"))
+            let failing = try #require(try await queue.claim(limit: 1, kinds: ["c"], worker: "w1", lease: .seconds(30)).first)
+            #expect(try await db.queue(retryPolicy: .init(base: .seconds(3600), maximum: .seconds(3600), jitter: 0))
+                .fail(failing, error: "later") == .retryable)
+
+            let woken = try await db.pool.transaction { connection in
+                try await JobQueue.wake(kind: "a", uniqueKeys: ["a:1", "a:3", "b:1", "missing"], on: connection)
+                    + JobQueue.wake(kind: "c", uniqueKeys: ["c:1"], on: connection)
+            }
+            #expect(Set(woken) == [waiting, retried])
+            let due = try await queue.claim(limit: 10, kinds: ["a", "b", "c"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [waiting, retried])
+            #expect(due.first { $0.id == retried }?.attempt == 2)
+            let heldRow = try await db.job(held)
+            #expect(heldRow.state == "running" && heldRow.lockedBy == "w1")
+            #expect(try await db.job(otherKind).state == "available")
+            #expect(try await db.job(otherKey).state == "available")
+            let none = try await db.pool.transaction { connection in
+                try await JobQueue.wake(kind: "a", uniqueKeys: [], on: connection)
+            }
+            #expect(none.isEmpty)
+        }
+    }
+
+    @Test("a requeue by unique key takes only the asked states, gives a discarded job its attempts back, and never takes a running or finished job")
+    func requeueByKey() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue()
+            let discarded = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k1", maxAttempts: 3))
+            let running = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k2"))
+            let snoozed = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k3"))
+            let done = try #require(try await queue.enqueue(kind: "a", uniqueKey: "k4"))
+            let claimed = try await queue.claim(limit: 4, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            let job = { (id: Int64) in claimed.first { $0.id == id }! }
+            #expect(try await queue.record(.discard(.notFound, message: "gone"), for: job(discarded)))
+            #expect(try await queue.snooze(job(snoozed), for: .seconds(3600)))
+            #expect(try await queue.complete(job(done)))
+
+            let onlyDiscarded = try await db.pool.transaction { connection in
+                try await JobQueue.requeue(kind: "a", uniqueKeys: ["k1", "k2", "k3", "k4"], from: [.discarded], on: connection)
+            }
+            #expect(onlyDiscarded == [discarded])
+            let row = try await db.job(discarded)
+            #expect(row.state == "available" && row.attempt == 0 && row.errors.map(\.error) == ["not_found: gone"])
+            // The letter is the caller's to resolve.
+            #expect(try await db.deadLetters(job: discarded).map(\.status) == ["open"])
+
+            let rest = try await db.pool.transaction { connection in
+                try await JobQueue.requeue(kind: "a", uniqueKeys: ["k2", "k3", "k4"], from: Set(JobState.allCases), on: connection)
+            }
+            #expect(rest == [snoozed])
+            #expect(try await db.job(snoozed).attempt == 0)
+            #expect(try await db.job(running).state == "running")
+            #expect(try await db.job(done).state == "succeeded")
+            let due = try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [discarded, snoozed])
+        }
+    }
+
+    @Test("an operator's requeue by id restarts a discarded or retryable job from attempt zero and nothing else")
+    func requeueByID() async throws {
+        try await QueueDatabase.withFixture { db in
+            let queue = db.queue(retryPolicy: .init(base: .seconds(3600), maximum: .seconds(3600), jitter: 0))
+            let discarded = try #require(try await queue.enqueue(kind: "a", maxAttempts: 1))
+            let retryable = try #require(try await queue.enqueue(kind: "a", maxAttempts: 5))
+            let running = try #require(try await queue.enqueue(kind: "a"))
+            let claimed = try await queue.claim(limit: 3, kinds: ["a"], worker: "w1", lease: .seconds(30))
+            for job in claimed where job.id != running { _ = try await queue.fail(job, error: "boom") }
+            #expect(try await db.job(discarded).state == "discarded")
+            #expect(try await db.job(retryable).state == "retryable")
+
+            let results = try await db.pool.transaction { connection in
+                [try await JobQueue.requeue(id: discarded, on: connection), try await JobQueue.requeue(id: retryable, on: connection),
+                 try await JobQueue.requeue(id: running, on: connection), try await JobQueue.requeue(id: 999_999, on: connection)]
+            }
+            #expect(results == [true, true, false, false])
+            for id in [discarded, retryable] {
+                let row = try await db.job(id)
+                #expect(row.state == "available" && row.attempt == 0 && row.lockedBy == nil && row.errors.count == 1)
+            }
+            #expect(try await db.job(running).state == "running")
+            let due = try await queue.claim(limit: 10, kinds: ["a"], worker: "w2", lease: .seconds(30))
+            #expect(Set(due.map(\.id)) == [discarded, retryable])
         }
     }
 

@@ -100,7 +100,7 @@ struct JobWorkerTests {
             let calls = CallCounter()
             let worker = try db.startWorker(handlers: [AnyJobHandler(kind: "mismatch") { job in
                 calls.record(job.id)
-                return .discard(reason: "amount mismatch: expected 1999 EUR")
+                return .discard(.discardedByHandler, message: "amount mismatch: expected 1999 EUR")
             }])
             let id = try #require(try await db.queue().enqueue(kind: "mismatch", maxAttempts: 10))
             let discarded = await eventually { await db.state(id) == "discarded" }
@@ -237,7 +237,7 @@ struct JobWorkerTests {
         let pool = PostgresPool(conninfo: "host=/nonexistent", maxConnections: 1)
         let handler = AnyJobHandler(kind: "a") { _ in .succeeded }
         #expect(throws: JobWorkerConfigurationError.self) {
-            try JobWorker(queue: JobQueue(pool: pool), handlers: [handler, handler],
+            try JobWorker(queue: JobQueue(pool: pool, deadLetters: .queueTests), handlers: [handler, handler],
                           configuration: .init(listenConninfo: nil), logger: .silent)
         }
     }

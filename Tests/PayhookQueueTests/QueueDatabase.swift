@@ -70,7 +70,7 @@ struct QueueFixture: Sendable {
     func queue(pool: PostgresPool? = nil, retryPolicy: RetryPolicy = .init(base: .milliseconds(5), maximum: .milliseconds(20), jitter: 0))
         -> JobQueue
     {
-        JobQueue(pool: pool ?? self.pool, retryPolicy: retryPolicy, unitRandom: { 1 })
+        JobQueue(pool: pool ?? self.pool, deadLetters: .queueTests, retryPolicy: retryPolicy, unitRandom: { 1 })
     }
 
     struct ErrorEntry: Decodable, Sendable {
@@ -153,4 +153,14 @@ final class CallCounter: Sendable {
 
     var all: [Int64: Int] { counts.withLock { $0 } }
     func calls(_ id: Int64) -> Int { counts.withLock { $0[id] ?? 0 } }
+}
+
+extension JobDeadLetterSink {
+    /// The letters production opens (`DeadLetterStore.jobSink` in PayhookOperations, which the
+    /// queue's tests cannot import): the same insert, so these tests see the same rows.
+    static let queueTests = JobDeadLetterSink(insertForDiscardedJobs: """
+        INSERT INTO dead_letters (source, source_id, provider, reason, error)
+        SELECT 'job', id, provider, reason, error FROM discarded_jobs
+        ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
+        """)
 }

@@ -52,12 +52,20 @@ func say(_ line: String) {
 /// The two modes, as nonisolated functions: top-level code is MainActor-isolated, and the
 /// producers and handlers run concurrently off the main actor.
 enum QueueBench {
+    /// The letter insert `serve` composes the queue with (`DeadLetterStore.jobSink`); the bench
+    /// links only the queue, and its jobs never discard, so this only has to be valid.
+    static let deadLetters = JobDeadLetterSink(insertForDiscardedJobs: """
+        INSERT INTO dead_letters (source, source_id, provider, reason, error)
+        SELECT 'job', id, provider, reason, error FROM discarded_jobs
+        ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
+        """)
+
     static func enqueue(url: String, options: Options) async {
         let count = options.int("count", 20_000)
         let producers = max(1, options.int("producers", 4))
         let batch = max(1, options.int("batch", 1))
         let pool = PostgresPool(conninfo: url, maxConnections: producers)
-        let queue = JobQueue(pool: pool)
+        let queue = JobQueue(pool: pool, deadLetters: QueueBench.deadLetters)
         let next = Counter()
         let start = ContinuousClock.now
         do {
@@ -99,7 +107,7 @@ enum QueueBench {
         let worker: JobWorker
         do {
             worker = try JobWorker(
-                queue: JobQueue(pool: pool),
+                queue: JobQueue(pool: pool, deadLetters: QueueBench.deadLetters),
                 handlers: [AnyJobHandler(kind: "noop") { _ in
                     processed.value.wrappingAdd(1, ordering: .relaxed)
                     return .succeeded

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookPostgres
 import PayhookQueue
+import PayhookOperations
 import PayhookAdmin
 import PayhookSubscriptions
 

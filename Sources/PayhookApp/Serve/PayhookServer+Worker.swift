@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookHTTP
 import PayhookPostgres
 import PayhookQueue
+import PayhookOperations
 import PayhookProcessing
 import PayhookSubscriptions
 

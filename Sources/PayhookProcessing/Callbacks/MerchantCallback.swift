@@ -66,7 +66,7 @@ package struct MerchantCallbackOutbox: Sendable {
             .text(callback.body), .text(sentID),
         ])
         guard let id = try rows.rows.first?.decode("id", as: Int64.self) else { return false }
-        try await queue.enqueue(kind: JobKind.merchantCallback.rawValue, payload: "{\"callback_id\":\(id)}",
+        try await queue.enqueue(MerchantCallbackArgs(callbackID: id),
                                 uniqueKey: JobKind.merchantCallback.uniqueKey(sentID), on: connection)
         return true
     }

@@ -43,19 +43,15 @@ package struct MerchantCallbackDelivery: JobHandler {
     let logger: Logger
     var now: @Sendable () -> Date = { Date() }
 
-    private struct Payload: Decodable {
-        let callback_id: Int64
-    }
-
     package func run(_ job: Job) async throws -> JobOutcome {
-        let payload: Payload
+        let callbackID: Int64
         do {
-            payload = try job.decodePayload()
+            callbackID = try job.decodeArgs(MerchantCallbackArgs.self).callbackID
         } catch {
-            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer callback_id")
+            return .discard(.payloadInvalid, message: "\(Self.kind) needs an integer callback_id")
         }
-        guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(payload.callback_id)]).rows.first else {
-            return .discard(reason: "not_found: no merchant callback \(payload.callback_id)")
+        guard let row = try await pool.query(CallbackSQL.shared.selectCallback, [.int(callbackID)]).rows.first else {
+            return .discard(.notFound, message: "no merchant callback \(callbackID)")
         }
         let id: Int64 = try row.decode("id")
         let type: String = try row.decode("type")
@@ -80,7 +76,8 @@ package struct MerchantCallbackDelivery: JobHandler {
             do {
                 connectAddress = try await destinations.destination(of: url)
             } catch {
-                let reason = "callback_url_refused: \(error.description)"
+                let refused = JobOutcome.discard(.callbackURLRefused, message: error.description)
+                let reason = refused.recordedError ?? ""
                 try await pool.transaction { connection in
                     try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("failed"), .null, .text(reason)])
                     if type == "order.paid", let orderID {
@@ -88,7 +85,7 @@ package struct MerchantCallbackDelivery: JobHandler {
                     }
                 }
                 count(type, "refused")
-                return .discard(reason: reason)
+                return refused
             }
         }
         let webhookID: String = try row.decode("webhook_id")
@@ -120,7 +117,8 @@ package struct MerchantCallbackDelivery: JobHandler {
             logger.info("merchant callback delivered", ["type": .string(type), "webhook_id": .string(webhookID)])
             return .succeeded
         case 410:
-            let reason = "merchant_gone: the callback endpoint answered 410 Gone; not retried"
+            let gone = JobOutcome.discard(.merchantGone, message: "the callback endpoint answered 410 Gone; not retried")
+            let reason = gone.recordedError ?? ""
             try await pool.transaction { connection in
                 try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("gone"), .int(410), .text(reason)])
                 if type == "order.paid", let orderID {
@@ -128,7 +126,7 @@ package struct MerchantCallbackDelivery: JobHandler {
                 }
             }
             count(type, "gone")
-            return .discard(reason: reason)
+            return gone
         default:
             let message = "merchant endpoint answered HTTP \(response.status)"
             try await recordFailedAttempt(id, job, type: type, orderID: orderID, code: response.status, error: message)

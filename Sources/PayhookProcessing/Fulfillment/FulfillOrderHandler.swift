@@ -17,7 +17,7 @@ package import PayhookQueue
 /// a dead letter and `payhook_fulfillments_total{outcome="needs_review"}` counts it.
 ///
 /// Review is not final: a replay of that dead letter, or a new fact on the order (the
-/// processor revives the job, `FulfillmentSQL.recheckReviewedOrders`), runs the check again; the
+/// processor revives the job, `FulfillmentTrigger.wakeWaitingFulfillment`), runs the check again; the
 /// order fulfills if the facts now match, and goes back to review with the current reason if
 /// not. Running again (a replay, a crash before the outcome was recorded) changes nothing twice:
 /// the callback's webhook-id is derived from the order.
@@ -42,10 +42,6 @@ package struct FulfillOrderHandler: JobHandler {
     /// hold the transaction open while a processor batch races it.
     var beforeCommit: (@Sendable (Int64) async -> Void)? = nil
 
-    private struct Payload: Decodable {
-        let order_id: Int64
-    }
-
     static func paidWebhookID(orderID: Int64) -> String { "order.paid.\(orderID)" }
 
     /// The processor's advisory-lock keys of everything that links a payment to `order`: its
@@ -65,9 +61,9 @@ package struct FulfillOrderHandler: JobHandler {
     package func run(_ job: Job) async throws -> JobOutcome {
         let orderID: Int64
         do {
-            orderID = try job.decodePayload(Payload.self).order_id
+            orderID = try job.decodeArgs(FulfillOrderArgs.self).orderID
         } catch {
-            return .discard(reason: "payload_invalid: \(Self.kind) needs an integer order_id")
+            return .discard(.payloadInvalid, message: "\(Self.kind) needs an integer order_id")
         }
         let settings = self.settings
         let queue = self.queue
@@ -79,11 +75,11 @@ package struct FulfillOrderHandler: JobHandler {
             // without these locks only an incidental row lock (the foreign-key check of
             // payment_events.order_id) would hold it back.
             guard let unlocked = try await OrderRecord.load(id: orderID, on: connection) else {
-                return .discard(reason: "not_found: no order \(orderID)")
+                return .discard(.notFound, message: "no order \(orderID)")
             }
             try await AdvisoryLockKey.lock(Self.lockKeys(unlocked), on: connection)
             guard let order = try await OrderRecord.load(id: orderID, forUpdate: true, on: connection) else {
-                return .discard(reason: "not_found: no order \(orderID)")
+                return .discard(.notFound, message: "no order \(orderID)")
             }
             // `needs_review` runs the check again: this job was replayed or revived by a new fact.
             if order.fulfillmentStatus == "fulfilled" || order.fulfillmentStatus == "failed" { return .succeeded }
@@ -107,18 +103,18 @@ package struct FulfillOrderHandler: JobHandler {
                 }
                 let reason = "\(missing), still after waiting \(Int(waited)) s (\(job.attempt) checks)"
                 try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
-                return .discard(reason: "fulfillment_mismatch: \(reason)")
+                return .discard(.fulfillmentMismatch, message: reason)
             case .mismatch(let reason):
                 try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
-                return .discard(reason: "fulfillment_mismatch: \(reason)")
+                return .discard(.fulfillmentMismatch, message: reason)
             }
         }
         switch outcome {
         case .succeeded:
             metrics.increment("payhook_fulfillments_total", [("outcome", "verified")])
-        case .discard(let reason) where reason.hasPrefix("fulfillment_mismatch"):
+        case .discard(.fulfillmentMismatch, _):
             metrics.increment("payhook_fulfillments_total", [("outcome", "needs_review")])
-            logger.warning("order needs review; not fulfilled", ["order_id": .int(orderID), "reason": .string(reason)])
+            logger.warning("order needs review; not fulfilled", ["order_id": .int(orderID), "reason": .string(outcome.recordedError ?? "")])
         default:
             break
         }

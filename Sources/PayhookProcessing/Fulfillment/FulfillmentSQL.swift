@@ -95,13 +95,13 @@ package struct FulfillmentSQL: SQLStatementSet {
         UPDATE orders SET review_reason = $2, updated_at = now() WHERE id = $1
         """
 
-    /// Fulfillment jobs waiting for a missing fact (retryable) of the orders `$1` (a bigint
-    /// array) that processing just changed: they run now instead of after their backoff.
-    let wakeWaitingFulfillment = """
-        UPDATE jobs SET run_at = now()
-        WHERE unique_key IN (SELECT 'fulfill_order:' || o.id FROM orders o
-                             WHERE o.id = ANY($1::bigint[]) AND o.fulfillment_status IN ('pending', 'needs_review'))
-          AND state = 'retryable' AND run_at > now()
+    /// Orders among `$1` (a bigint array) that processing just changed and whose `fulfill_order`
+    /// job may be waiting on them: `pending` (the job waits for a missing fact, retried) or
+    /// `needs_review` (the job was discarded into a dead letter). `FulfillmentTrigger` wakes the
+    /// first and revives the second through the queue.
+    let ordersAwaitingFulfillment = """
+        SELECT id, fulfillment_status FROM orders
+        WHERE id = ANY($1::bigint[]) AND fulfillment_status IN ('pending', 'needs_review')
         """
 
     /// An order by id, as `OrderRecord` reads it: the text `selectOrder` and `selectOrderForUpdate` share.
@@ -173,23 +173,5 @@ package struct FulfillmentSQL: SQLStatementSet {
         UPDATE orders SET fulfillment_status = 'pending', review_reason = NULL, waiting_for = NULL, waiting_since = NULL,
                updated_at = now()
         WHERE id = $1 AND fulfillment_status IN ('none', 'needs_review', 'pending')
-        """
-
-    /// Orders in review among `$1` (a bigint array) that processing just changed: their
-    /// discarded `fulfill_order` job runs again (attempts back to 0), and the open dead letter
-    /// it left is resolved as replayed by payhook. The re-check fulfills the order if the facts
-    /// now match, or sends it back to review with the reason (and a new letter) if they do not.
-    let recheckReviewedOrders = """
-        WITH revived AS (
-            UPDATE jobs j SET state = 'available', attempt = 0, run_at = now(), lease_expires_at = NULL, locked_by = NULL,
-                   finalized_at = NULL
-            FROM orders o
-            WHERE o.id = ANY($1::bigint[]) AND o.fulfillment_status = 'needs_review'
-              AND j.unique_key = 'fulfill_order:' || o.id AND j.state = 'discarded'
-            RETURNING j.id
-        )
-        UPDATE dead_letters d SET status = 'replayed', resolved_at = now(), resolved_by = 'payhook',
-               note = 're-checked: a new fact arrived for the order'
-        FROM revived r WHERE d.source = 'job' AND d.source_id = r.id AND d.status = 'open'
         """
 }

@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 package import PayhookQueue
 import PayhookAdmin
+import PayhookOperations
 
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
@@ -56,8 +57,8 @@ package struct FulfillmentTrigger: Sendable {
             let orderID: Int64 = try row.decode("order_id")
             switch try row.decode("follow_up", as: String.self) {
             case "paid":
-                jobs.append(JobRequest(kind: JobKind.fulfillOrder.rawValue, payload: "{\"order_id\":\(orderID)}",
-                                       uniqueKey: JobKind.fulfillOrder.uniqueKey("\(orderID)")))
+                let args = FulfillOrderArgs(orderID: orderID)
+                jobs.append(JobRequest(args, uniqueKey: args.uniqueKey))
             case "overpaid":
                 overpaid.append((orderID, try row.decode("payment_id")))
             default:
@@ -65,8 +66,7 @@ package struct FulfillmentTrigger: Sendable {
             }
         }
         try await queue.enqueue(jobs, on: connection)
-        try await connection.query(FulfillmentSQL.shared.wakeWaitingFulfillment, [.integerArray(orderIDs)])
-        try await connection.query(FulfillmentSQL.shared.recheckReviewedOrders, [.integerArray(orderIDs)])
+        try await wakeWaitingFulfillment(orderIDs: orderIDs, on: connection)
         for orderID in Set(reversals.map(\.order)) {
             guard let order = try await OrderRecord.load(id: orderID, withCallbacks: true, on: connection) else { continue }
             for payment in order.payments {
@@ -92,6 +92,25 @@ package struct FulfillmentTrigger: Sendable {
             }
         }
         return reported
+    }
+
+    /// The `fulfill_order` jobs of `orderIDs` that wait on them run now: a job waiting for a
+    /// missing fact is woken, and the discarded job of an order in review is revived (attempts
+    /// back to 0) with its open dead letter resolved as replayed by payhook, so the check runs
+    /// again with the new fact.
+    private func wakeWaitingFulfillment(orderIDs: [Int64], on connection: PostgresConnection) async throws {
+        var waiting: [String] = []
+        var reviewed: [String] = []
+        for row in try await connection.query(FulfillmentSQL.shared.ordersAwaitingFulfillment, [.integerArray(orderIDs)]) {
+            let key = FulfillOrderArgs(orderID: try row.decode("id")).uniqueKey
+            waiting.append(key)
+            if try row.decode("fulfillment_status", as: String.self) == "needs_review" { reviewed.append(key) }
+        }
+        try await JobQueue.wake(kind: FulfillOrderArgs.kind, uniqueKeys: waiting, on: connection)
+        let revived = try await JobQueue.requeue(kind: FulfillOrderArgs.kind, uniqueKeys: reviewed, from: [.discarded], on: connection)
+        guard !revived.isEmpty else { return }
+        try await DeadLetterStore.resolveJobLetters(jobIDs: revived, as: .replayed, by: "payhook",
+                                                    note: "re-checked: a new fact arrived for the order", on: connection)
     }
 
     private static func minorText(_ minor: Int64, _ currency: String?) -> String {

@@ -35,7 +35,7 @@ package struct InboundEventInterpreter: Sendable {
 
     func interpret(_ event: ClaimedInboundEvent) async -> Result<[ApplicableEvent], ProcessingFailure> {
         guard let provider = event.provider else {
-            return .failure(ProcessingFailure(retryable: false, reason: "unknown_provider",
+            return .failure(ProcessingFailure(retryable: false, reason: .unknownProvider,
                                               message: "inbound event names an unknown provider"))
         }
         if let lookup = ProviderLookupRequest(body: event.body) {

@@ -244,6 +244,6 @@ extension InboundEventProcessor {
                 }
             }
         }
-        return results.map { $0 ?? .failure(ProcessingFailure(retryable: true, reason: "max_attempts_exceeded", message: "event was not interpreted")) }
+        return results.map { $0 ?? .failure(ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded, message: "event was not interpreted")) }
     }
 }

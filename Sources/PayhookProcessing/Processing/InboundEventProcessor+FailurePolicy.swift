@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookOperations
 import Synchronization
 
 /// The failure policy: retry with backoff, or dead with a dead letter.
@@ -26,10 +27,9 @@ extension InboundEventProcessor {
         }
         let reason = failure.reason
         try await connection.query(ProcessingSQL.shared.markDead, [.int(event.id), .int(Int64(attempt)), .text(failure.message)])
-        try await connection.query(ProcessingSQL.shared.insertDeadLetter, [
-            .int(event.id), .text(event.providerText), .text(reason), .text(failure.message),
-        ])
-        logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason)]) { $1 })
+        try await DeadLetterStore.openForInboundEvent(id: event.id, provider: event.providerText, reason: reason,
+                                                      error: failure.message, on: connection)
+        logger.error("inbound event dead-lettered", fields.merging(["reason": .string(reason.rawValue)]) { $1 })
         return true
     }
 

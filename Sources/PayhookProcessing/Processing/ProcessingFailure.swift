@@ -1,5 +1,6 @@
 import PayhookPostgres
 import PayhookProviders
+import PayhookQueue
 
 /// Why one inbound event could not be processed, and whether trying again can help.
 ///
@@ -26,43 +27,43 @@ package struct ProcessingFailure: Error, Sendable, Equatable, CustomStringConver
     /// Whether another attempt may succeed.
     let retryable: Bool
     /// The `dead_letters.reason` when the event dies, at once or after its attempts.
-    let reason: String
+    let reason: DeadLetterReason
     /// Safe to store in `last_error` and `dead_letters.error`.
     let message: String
 
     package var description: String { message }
 
     static func payload(_ error: PayloadError) -> ProcessingFailure {
-        ProcessingFailure(retryable: true, reason: "payload_invalid", message: error.description)
+        ProcessingFailure(retryable: true, reason: .payloadInvalid, message: error.description)
     }
 
     /// A fetched provider answer that did not decode: retried, because the provider (or a
     /// new mapping after a deploy) may fix it.
     static func fetchedPayload(_ error: PayloadError) -> ProcessingFailure {
-        ProcessingFailure(retryable: true, reason: "max_attempts_exceeded", message: "fetched state: " + error.description)
+        ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded, message: "fetched state: " + error.description)
     }
 
     static func provider(_ error: ProviderAPIError, resource: String) -> ProcessingFailure {
         switch error.kind {
         case .notFound:
-            ProcessingFailure(retryable: false, reason: "not_found_at_provider",
+            ProcessingFailure(retryable: false, reason: .notFoundAtProvider,
                               message: "\(resource) not found at provider (\(error))")
         case .unsupported:
-            ProcessingFailure(retryable: false, reason: "unsupported_at_provider",
+            ProcessingFailure(retryable: false, reason: .unsupportedAtProvider,
                               message: "\(resource) cannot be fetched from this provider (\(error))")
         case .timeout, .unavailable, .unauthorized, .invalidResponse:
-            ProcessingFailure(retryable: true, reason: "max_attempts_exceeded",
+            ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded,
                               message: "fetching \(resource) failed: \(error)")
         }
     }
 
     static func noClient(_ provider: String) -> ProcessingFailure {
-        ProcessingFailure(retryable: true, reason: "max_attempts_exceeded",
+        ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded,
                           message: "no API client is configured for \(provider)")
     }
 
     static func database(_ error: any Error) -> ProcessingFailure {
         let text = (error as? PostgresError).map(String.init(describing:)) ?? "unexpected error: \(type(of: error))"
-        return ProcessingFailure(retryable: true, reason: "max_attempts_exceeded", message: text)
+        return ProcessingFailure(retryable: true, reason: .maxAttemptsExceeded, message: text)
     }
 }

@@ -55,12 +55,6 @@ package struct ProcessingSQL: SQLStatementSet {
         WHERE id = $1 AND status = 'pending'
         """
 
-    let insertDeadLetter = """
-        INSERT INTO dead_letters (source, source_id, provider, reason, error)
-        VALUES ('inbound_event', $1, $2, $3, $4)
-        ON CONFLICT (source, source_id) WHERE status = 'open' DO NOTHING
-        """
-
     /// What the applier reads of a payment (`ApplyPass.Payment`).
     static let paymentColumns = """
         id, status, amount_minor, currency, refunded_minor, chargebacks, chargeback_reversals, capture_failures,
