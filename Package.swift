@@ -68,10 +68,16 @@ let package = Package(
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                "PayhookAdmin", "PayhookProcessing"],
                 swiftSettings: swiftSettings),
+        // The on-call console: server-rendered pages over the features' own operations and reads.
+        .target(name: "PayhookConsole",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
+                swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
+                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions",
+                               "PayhookConsole"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -104,7 +110,7 @@ let package = Package(
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                    "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                                   "PayhookSubscriptions"],
+                                   "PayhookSubscriptions", "PayhookConsole"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
     ]
 )

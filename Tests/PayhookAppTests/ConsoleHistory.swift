@@ -1,6 +1,7 @@
 import Foundation
 import PayhookPostgres
 @testable import PayhookApp
+@testable import PayhookConsole
 
 /// A day of varied history for the console's charts and waiting lists, placed in the 24-hour
 /// window that ends at `now`'s next full hour: interval `h` (0 = oldest) of every series gets

@@ -2,6 +2,7 @@ import Foundation
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookConsole
 @testable import PayhookAdmin
 @testable import PayhookSubscriptions
 

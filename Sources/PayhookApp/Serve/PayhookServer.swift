@@ -7,6 +7,7 @@ import PayhookQueue
 import PayhookAdmin
 import PayhookIngress
 import PayhookOperations
+import PayhookConsole
 import PayhookProcessing
 import PayhookSubscriptions
 

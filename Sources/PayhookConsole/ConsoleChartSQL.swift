@@ -8,8 +8,8 @@ import PayhookPostgres
 /// (BRIN on `received_at`; btrees on `created_at`, `resolved_at`, `fulfilled_at`, migration 0022)
 /// and returns one row per interval that has something, so the result is at most a few hundred
 /// rows whatever the history holds. The interval number is computed here; Swift fills the gaps.
-struct ConsoleChartSQL: SQLStatementSet {
-    static let shared = ConsoleChartSQL()
+package struct ConsoleChartSQL: SQLStatementSet {
+    package static let shared = ConsoleChartSQL()
 
     /// Which interval of the window an instant falls in, counting from 0 (in `double precision`:
     /// `extract` would compute it in `numeric`, measurably slower per row).

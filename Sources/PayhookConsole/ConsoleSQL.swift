@@ -7,10 +7,10 @@ import PayhookOperations
 ///
 /// Every statement is bounded (a `LIMIT`, or an aggregate over an indexed slice) because the
 /// console is opened when something is already wrong, and must not add to the load.
-struct ConsoleSQL: SQLStatementSet {
+package struct ConsoleSQL: SQLStatementSet {
     /// The instance callers read statements from; `SQLStatementSet` lists its properties, and
     /// `SQLStatementCatalogTests` prepares them. Fragments that are not statements stay static.
-    static let shared = ConsoleSQL()
+    package static let shared = ConsoleSQL()
 
     let backlog = """
         SELECT count(*) AS pending, min(received_at) AS oldest FROM inbound_events WHERE status = 'pending'
