@@ -32,10 +32,10 @@ package struct ConsoleSQL: SQLStatementSet {
 
     let pastDueCount = "SELECT count(*) AS n FROM subscriptions WHERE status = 'past_due'"
 
+    /// The operations' dead-letter filter (`$1`-`$5`, as `dead-letters list` binds them) plus the
+    /// list's upper time bound, `$6`.
     private static let letterFilter = """
-        WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR source = $2)
-          AND ($3::text IS NULL OR provider = $3) AND ($4::timestamptz IS NULL OR created_at >= $4)
-          AND ($5::text IS NULL OR strpos(lower(reason), lower($5)) > 0)
+        \(OperationsSQL.letterFilter)
           AND ($6::timestamptz IS NULL OR created_at < $6)
         """
 
