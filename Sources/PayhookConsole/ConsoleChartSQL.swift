@@ -59,7 +59,7 @@ package struct ConsoleChartSQL: SQLStatementSet {
 
     /// Rolls up the closed hours [`$1`, `$2`) (whole UTC hours) from `inbound_events`, except
     /// hours with a delivery still pending, and marks them rolled; hours rolled already change
-    /// nothing (two processes may race here). Drops hours older than `$3`.
+    /// nothing (two processes may race here). Drops hours, and duplicate counts, older than `$3`.
     let rollUpHours = """
         WITH counted AS (
             SELECT date_bin('1 hour', received_at, '2000-01-01 00:00:00+00') AS hour, provider, account,
@@ -77,6 +77,8 @@ package struct ConsoleChartSQL: SQLStatementSet {
             DELETE FROM console_delivery_hours WHERE hour < $3::timestamptz
         ), expired_marks AS (
             DELETE FROM console_rolled_hours WHERE hour < $3::timestamptz
+        ), expired_duplicates AS (
+            DELETE FROM inbound_duplicate_periods WHERE period_start < $3::timestamptz
         )
         INSERT INTO console_rolled_hours (hour)
         SELECT h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS h
@@ -89,6 +91,15 @@ package struct ConsoleChartSQL: SQLStatementSet {
     let refusals = """
         SELECT provider, account, \(ConsoleChartSQL.bucket("received_at")) AS bucket, count(*) AS n
         FROM rejected_deliveries WHERE \(ConsoleChartSQL.window("received_at")) AND \(ConsoleChartSQL.providerAndAccount)
+        GROUP BY 1, 2, 3
+        """
+
+    /// Duplicate deliveries (acknowledged, stored once) per provider, account and interval, from
+    /// the five-minute counts ingress keeps (`inbound_duplicate_periods`, migration 0025); every
+    /// window's interval is a whole number of periods, so each period falls in one interval.
+    let duplicates = """
+        SELECT provider, account, \(ConsoleChartSQL.bucket("period_start")) AS bucket, sum(duplicates)::bigint AS n
+        FROM inbound_duplicate_periods WHERE \(ConsoleChartSQL.window("period_start")) AND \(ConsoleChartSQL.providerAndAccount)
         GROUP BY 1, 2, 3
         """
 

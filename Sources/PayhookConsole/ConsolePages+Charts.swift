@@ -3,14 +3,12 @@ import PayhookCore
 import PayhookHTTP
 
 extension ConsolePages {
-    /// What the charts cannot show because payhook keeps no durable record of it; said on the
-    /// page rather than drawn as zeros.
-    static let missingFigures: HTML = """
-        <p class="note"><strong>Not charted, no durable record:</strong> duplicate deliveries are acknowledged and
-        stored once, so the database keeps no count of them (each process counts them in
-        <code>payhook_deliveries_duplicate_total</code> on <code>/metrics</code>, lost on restart). Refusals are those
+    /// Where the delivery charts' figures come from, and what the refusals leave out.
+    static let deliveryNote: HTML = """
+        <p class="note">Accepted: deliveries stored in <code>inbound_events</code>. Duplicate: a delivery stored before and
+        sent again, acknowledged and stored once; ingress counts them per five minutes as it answers. Refused: those
         recorded in <code>rejected_deliveries</code>, within a quota per address; <code>payhook_deliveries_rejected_total</code>
-        counts every one.</p>
+        on <code>/metrics</code> counts every one.</p>
         """
 
     /// The 1 h / 24 h / 7 d switch; `base` is the page's path (with its own query, if any).
@@ -30,6 +28,7 @@ extension ConsolePages {
         return ConsoleChart(title: "Deliveries", kind: .stackedBars, unit: "deliveries \(timeline.window.perInterval)",
                             labels: timeline.labels,
                             series: [.init(name: "accepted (stored)", values: series?.accepted ?? empty),
+                                     .init(name: "duplicate (acknowledged, stored once)", values: series?.duplicate ?? empty),
                                      .init(name: "refused (recorded)", values: series?.refused ?? empty)],
                             emptyText: "No delivery received or refused in the \(timeline.window.title).")
     }
@@ -83,11 +82,12 @@ extension ConsolePages {
         let providers = ProviderID.allCases.map { provider -> HTML in
             let name = provider.rawValue
             let accepted = timeline.deliveries[name]?.accepted.reduce(0, +) ?? 0
+            let duplicate = timeline.deliveries[name]?.duplicate.reduce(0, +) ?? 0
             let refused = timeline.deliveries[name]?.refused.reduce(0, +) ?? 0
             return """
                 <section class="card provider" aria-labelledby="provider-\(name)">
                 <h2 id="provider-\(name)"><a href="/console/providers/\(name)?window=\(window.rawValue)">\(name)</a>
-                <span class="muted">\(Int64(accepted)) accepted, \(Int64(refused)) refused in the \(window.title)</span></h2>
+                <span class="muted">\(Int64(accepted)) accepted, \(Int64(duplicate)) duplicate, \(Int64(refused)) refused in the \(window.title)</span></h2>
                 <div class="grid">\(deliveriesChart(timeline, provider: name).render())\(lagChart(timeline, provider: name).render())</div>
                 </section>
                 """
@@ -115,7 +115,7 @@ extension ConsolePages {
             <p class="muted">Times are UTC; each bar or point is one interval (\(window.perInterval)), the newest still filling.
             Hover a bar or point for its value; each chart's figures are in the table under it.</p>
             \(providers)
-            \(missingFigures)
+            \(deliveryNote)
             \(outcomeCharts(timeline, accountNote: false))
             <div class="card"><h2>Open dead letters by reason</h2>\(letters)</div>
             <div class="card"><h2>Jobs</h2><p class="muted">Queued, running and failed jobs, and those finished in the last hour.</p>\(jobs)</div>
@@ -164,7 +164,7 @@ extension ConsolePages {
             with <code>signature_mismatch</code>.</p></div>
             </div>
             <div class="card"><div class="grid">\(deliveriesChart(timeline, provider: name).render())\(lagChart(timeline, provider: name).render())</div></div>
-            \(missingFigures)
+            \(deliveryNote)
             \(outcomeCharts(timeline, accountNote: account != nil))
             """
         return page.render(title: name, nav: "overview", body: body)

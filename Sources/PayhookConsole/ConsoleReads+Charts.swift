@@ -77,7 +77,15 @@ extension ConsoleReads {
     struct Timeline: Sendable {
         struct Deliveries: Sendable {
             var accepted: [Double]
+            /// Acknowledged and stored once (ingress's counts per five minutes).
+            var duplicate: [Double]
             var refused: [Double]
+
+            init(count: Int) {
+                accepted = Array(repeating: 0, count: count)
+                duplicate = accepted
+                refused = accepted
+            }
         }
         struct Lag: Sendable {
             var p50: [Double?]
@@ -148,8 +156,7 @@ extension ConsoleReads {
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
                     let n: Int64 = try row.decode("n")
-                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
-                                                             refused: Array(repeating: 0, count: count))].accepted[index] += Double(n)
+                    timeline.deliveries[name, default: .init(count: count)].accepted[index] += Double(n)
                     if let step: Int64 = try row.decode("lag_step") {
                         histograms[name, default: Array(repeating: [:], count: count)][index][step, default: 0] += n
                     }
@@ -158,9 +165,13 @@ extension ConsoleReads {
                     let name: String = try row.decode("provider")
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
-                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
-                                                             refused: Array(repeating: 0, count: count))].refused[index]
-                        += Double(try row.decode("n") as Int64)
+                    timeline.deliveries[name, default: .init(count: count)].refused[index] += Double(try row.decode("n") as Int64)
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.duplicates, binds).rows {
+                    let name: String = try row.decode("provider")
+                    timeline.accounts[name, default: []].insert(try row.decode("account"))
+                    guard let index = try slot(row, limit: count) else { continue }
+                    timeline.deliveries[name, default: .init(count: count)].duplicate[index] += Double(try row.decode("n") as Int64)
                 }
                 for (name, intervals) in histograms {
                     timeline.lag[name] = .init(p50: intervals.map { ConsoleReads.lagPercentile(0.5, of: $0) },

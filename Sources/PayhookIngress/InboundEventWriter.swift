@@ -297,16 +297,38 @@ package struct InboundEventSQL: SQLStatementSet {
     /// sliced by offset and length), so a batch costs 11 binds rather than 9 per row, and the
     /// server prepares and plans one statement instead of one per batch size seen. Arrays travel
     /// in binary form (see `PostgresArray`), `received_at` as the exact microsecond PostgreSQL stores.
+    ///
+    /// The same statement counts the rows it skipped in `inbound_duplicate_periods` (five-minute
+    /// periods of `received_at`, migration 0025), so the count commits with the batch and costs no
+    /// round trip; only this path can meet a duplicate, since a COPY with one is refused whole.
+    /// A skipped row is one whose identity came back in no `RETURNING` row, or the second of two
+    /// equal deliveries within the batch (the first is the one stored, as `outcomes` reads it).
     let insertSkippingDuplicates = """
-        INSERT INTO inbound_events (\(columns))
-        SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
-               r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
-                    $10::int4[], $11::int4[])
-             AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
-                  body_start, body_length)
-        ON CONFLICT (provider, dedup_key) DO NOTHING
-        RETURNING provider, dedup_key
+        WITH r AS (
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[],
+                                 $8::text[], $10::int4[], $11::int4[]) WITH ORDINALITY
+                 AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
+                      body_start, body_length, position)
+        ), stored AS (
+            INSERT INTO inbound_events (\(columns))
+            SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
+                   r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
+            FROM r
+            ON CONFLICT (provider, dedup_key) DO NOTHING
+            RETURNING provider, dedup_key
+        ), skipped AS (
+            SELECT r.provider, r.account, r.received_at,
+                   row_number() OVER (PARTITION BY r.provider, r.dedup_key ORDER BY r.position) AS nth,
+                   EXISTS (SELECT 1 FROM stored s WHERE s.provider = r.provider AND s.dedup_key = r.dedup_key) AS was_stored
+            FROM r
+        ), counted AS (
+            INSERT INTO inbound_duplicate_periods AS d (period_start, provider, account, duplicates)
+            SELECT date_bin('5 minutes', received_at, '2000-01-01 00:00:00+00'), provider, account, count(*)
+            FROM skipped WHERE nth > 1 OR NOT was_stored
+            GROUP BY 1, 2, 3
+            ON CONFLICT (period_start, provider, account) DO UPDATE SET duplicates = d.duplicates + excluded.duplicates
+        )
+        SELECT provider, dedup_key FROM stored
         """
 
     /// The columns both statements fill, in the order `InboundEventWriter.copyRows(_:)` and `InboundEventWriter.insertBinds(_:)` give them.

@@ -1,0 +1,14 @@
+-- Duplicate deliveries per five-minute period, by provider and account: ingress acknowledges a
+-- duplicate (the inbound_events insert conflicts on its dedup key) and stores nothing, so without
+-- this no table says how many arrived. Ingress is the only writer: the same statement that inserts
+-- a batch skipping stored deliveries adds the batch's duplicates here, so the count commits with
+-- the answer; a batch with no duplicate (the COPY path) writes nothing. Five minutes, not an hour,
+-- so the console's 1-hour window (5-minute bars) can draw them too. The console deletes periods
+-- older than its longest window. docs/decisions/0017.
+CREATE TABLE inbound_duplicate_periods (
+    period_start timestamptz NOT NULL,
+    provider     text        NOT NULL,
+    account      text        NOT NULL,
+    duplicates   bigint      NOT NULL,
+    PRIMARY KEY (period_start, provider, account)
+);
