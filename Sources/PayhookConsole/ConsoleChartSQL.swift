@@ -146,6 +146,20 @@ package struct ConsoleChartSQL: SQLStatementSet {
         WHERE provider = $1 AND ($2::text IS NULL OR account = $2) ORDER BY id DESC LIMIT 1
         """
 
+    /// Which key of the ring verified a provider's (`$1`) deliveries since `$3`, by account (`$2`
+    /// narrows to one): 0 is the current key, higher a previous one still accepted (migration
+    /// 0025; NULL for deliveries stored before it). Reads the window through the BRIN index on
+    /// `received_at`.
+    let keyRingUse = """
+        SELECT account, count(*) FILTER (WHERE key_index = 0) AS current_key,
+               count(*) FILTER (WHERE key_index > 0) AS previous_key,
+               count(*) FILTER (WHERE key_index IS NULL) AS not_recorded,
+               max(received_at) FILTER (WHERE key_index > 0) AS last_previous
+        FROM inbound_events
+        WHERE provider = $1 AND ($2::text IS NULL OR account = $2) AND received_at >= $3::timestamptz
+        GROUP BY account ORDER BY account LIMIT 100
+        """
+
     /// Waiting on the provider, with payhook still on it: subjects the sweep is asking the
     /// provider about (a lookup exists), and registered orders whose fulfillment waits for a
     /// fact a webhook has not brought yet. Oldest first; `$1` caps the rows.

@@ -123,6 +123,25 @@ extension ConsolePages {
         return page.render(title: "Overview", nav: "overview", body: body, autoRefresh: true)
     }
 
+    /// Which key of the ring verified the last 24 hours' deliveries, per account, and when a
+    /// previous key was last used: a previous key unused for longer than the provider retries
+    /// old deliveries can be removed from the ring.
+    static func keyRing(_ uses: [ConsoleReads.ProviderFacts.KeyUse], provider: String, now: Date) -> HTML {
+        guard !uses.isEmpty else { return "<p class=\"muted\">No delivery from \(provider) in the last 24 hours.</p>" }
+        let lines = uses.map { use -> HTML in
+            let account = use.account.isEmpty ? "(default account)" : use.account
+            let last: HTML = use.lastPreviousKey.map { ", last use of a previous key \(HTML.time($0, now: now))" }
+                ?? ", no previous key used"
+            let unknown: HTML = use.notRecorded > 0 ? " (\(use.notRecorded) stored before payhook recorded the key)" : ""
+            return "<li><strong>\(account)</strong>: \(use.currentKey) by the current key, \(use.previousKey) by a previous key\(last)\(unknown)</li>"
+        }
+        return """
+            <p>Last 24 h, deliveries by the key of the ring that verified them:</p><ul class="key-ring">\(HTML.join(lines, separator: ""))</ul>
+            <p class="note">Once no previous key has verified anything for longer than \(provider) retries a delivery,
+            the old secret can be removed from the ring.</p>
+            """
+    }
+
     /// One provider (and optionally one account): its charts, its last delivery and refusal,
     /// and what is known about its key ring.
     static func provider(_ page: ConsolePage, provider: ProviderID, account: String?, window: ConsoleWindow,
@@ -158,10 +177,7 @@ extension ConsolePages {
             <div class="grid">
             <div class="card"><h2>Last delivery received</h2>\(delivery)</div>
             <div class="card"><h2>Last refusal recorded</h2>\(refusal)</div>
-            <div class="card"><h2>Key-ring rotation</h2><p>Not known from the database: ingress learns which key of the ring
-            verified each delivery (current or a previous one), but does not store it with the delivery or in any table.
-            During a rotation, watch the refusals above: deliveries signed with a key no longer in the ring are refused
-            with <code>signature_mismatch</code>.</p></div>
+            <div class="card"><h2>Key-ring rotation</h2>\(keyRing(known.keyRing, provider: name, now: now))</div>
             </div>
             <div class="card"><div class="grid">\(deliveriesChart(timeline, provider: name).render())\(lagChart(timeline, provider: name).render())</div></div>
             \(deliveryNote)

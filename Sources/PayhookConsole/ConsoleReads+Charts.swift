@@ -266,11 +266,24 @@ extension ConsoleReads {
     struct ProviderFacts: Sendable {
         struct Delivery: Sendable { let id: Int64; let account: String; let dedupKey: String; let eventType: String?; let receivedAt: Date; let status: String }
         struct Refusal: Sendable { let id: Int64; let account: String; let reason: String; let remoteAddress: String; let receivedAt: Date }
+        /// One account's deliveries of the last 24 hours by the key that verified them.
+        struct KeyUse: Sendable {
+            let account: String
+            let currentKey: Int64
+            let previousKey: Int64
+            /// Stored before ingress recorded the key (migration 0025).
+            let notRecorded: Int64
+            let lastPreviousKey: Date?
+        }
         let lastDelivery: Delivery?
         let lastRefusal: Refusal?
+        let keyRing: [KeyUse]
     }
 
-    func providerFacts(provider: String, account: String?) async throws(OperationsError) -> ProviderFacts {
+    /// How far back the key-ring rotation state looks.
+    static let keyRingSpan: TimeInterval = 86_400
+
+    func providerFacts(provider: String, account: String?, now: Date = Date()) async throws(OperationsError) -> ProviderFacts {
         let binds: [PostgresValue] = [.text(provider), account.map { .text($0) } ?? .null]
         do {
             return try await pool.withConnection { connection in
@@ -283,7 +296,13 @@ extension ConsoleReads {
                     ProviderFacts.Refusal(id: try row.decode("id"), account: try row.decode("account"), reason: try row.decode("reason"),
                                           remoteAddress: try row.decode("remote_addr"), receivedAt: try row.decode("received_at"))
                 }
-                return ProviderFacts(lastDelivery: delivery, lastRefusal: refusal)
+                let keyRing = try await connection.query(ConsoleChartSQL.shared.keyRingUse,
+                                                         binds + [.timestamptz(now.addingTimeInterval(-Self.keyRingSpan))]).map { row in
+                    ProviderFacts.KeyUse(account: try row.decode("account"), currentKey: try row.decode("current_key"),
+                                         previousKey: try row.decode("previous_key"), notRecorded: try row.decode("not_recorded"),
+                                         lastPreviousKey: try row.decode("last_previous"))
+                }
+                return ProviderFacts(lastDelivery: delivery, lastRefusal: refusal, keyRing: keyRing)
             }
         } catch {
             throw OperationsError.wrapping(error)

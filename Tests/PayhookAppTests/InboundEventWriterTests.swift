@@ -13,9 +13,10 @@ import Testing
 @Suite("Inbound event writer against PostgreSQL")
 struct InboundEventWriterTests {
     static func draft(_ provider: ProviderID, key: String, eventType: String?, body: [UInt8], received: Date,
-                      account: String = "", headers: String = "{}", query: String = "", remote: String = "127.0.0.1") -> InboundEventDraft {
+                      account: String = "", headers: String = "{}", query: String = "", remote: String = "127.0.0.1",
+                      keyIndex: Int16 = 0) -> InboundEventDraft {
         InboundEventDraft(provider: provider, account: account, dedupKey: key, eventType: eventType, receivedAt: received,
-                          remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body)
+                          remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body, keyIndex: keyIndex)
     }
 
     /// Writes `drafts` (at most four) as one batch: queued before the writer starts, they are

@@ -12,3 +12,10 @@ CREATE TABLE inbound_duplicate_periods (
     duplicates   bigint      NOT NULL,
     PRIMARY KEY (period_start, provider, account)
 );
+
+-- Which key of the provider's key ring verified each delivery: 0 the current key, 1 and up the
+-- previous ones still accepted during a rotation (VerifiedDelivery.keyIndex). Written by ingress
+-- in the same COPY or INSERT as the delivery; NULL for deliveries stored before this column.
+-- The console's provider page reads it to say when a previous key was last used, so an operator
+-- knows when the old secret can go. Nullable with no default: adding it rewrites no row.
+ALTER TABLE inbound_events ADD COLUMN key_index smallint;
