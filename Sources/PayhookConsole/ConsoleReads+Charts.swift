@@ -134,9 +134,10 @@ extension ConsoleReads {
         do {
             try await pool.withConnection { connection in
                 // Deliveries come from the hourly rollup for the hours it holds and from
-                // inbound_events for the rest (the newest hours, and any still settling).
+                // inbound_events for the rest (the newest hours, any still settling, and any
+                // the maintenance ticker has not rolled up yet). Reads only (`ConsoleRollUp` writes).
                 let split = window.intervalSeconds >= 3600
-                    ? try await Self.rollUp(start: start, end: end, now: now, on: connection) : RollUpSplit(rolled: [], raw: [(start, end)])
+                    ? try await Self.rolledSplit(start: start, end: end, now: now, on: connection) : RollUpSplit(rolled: [], raw: [(start, end)])
                 var deliveryRows: [PostgresRow] = []
                 if !split.rolled.isEmpty {
                     // Exactly the hours found rolled, so an hour another process rolls meanwhile
@@ -209,28 +210,43 @@ extension ConsoleReads {
         let raw: [(Date, Date)]
     }
 
-    /// Rolls up the closed hours of [`start`, `end`) not rolled yet; returns the rolled hours and
-    /// the ranges whose deliveries must still be read from `inbound_events`: hours still settling
-    /// (a pending delivery) and the hours not closed yet, oldest first, adjacent hours merged.
-    static func rollUp(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws -> RollUpSplit {
-        let closedEnd = min(end, Date(timeIntervalSince1970: floor((now.timeIntervalSince1970 - rollUpGrace) / 3600) * 3600))
+    /// Where the closed hours before `end` stop: an hour is closed once it ended `rollUpGrace` ago.
+    static func closedEnd(end: Date, now: Date) -> Date {
+        min(end, Date(timeIntervalSince1970: floor((now.timeIntervalSince1970 - rollUpGrace) / 3600) * 3600))
+    }
+
+    /// Which hours of [`start`, `end`) the rollup holds, and the ranges whose deliveries must be
+    /// read from `inbound_events`: hours not rolled up (still settling, or not reached by the
+    /// ticker yet) and the hours not closed yet, oldest first, adjacent hours merged. Writes nothing.
+    static func rolledSplit(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws -> RollUpSplit {
+        let closedEnd = closedEnd(end: end, now: now)
         guard closedEnd > start else { return RollUpSplit(rolled: [], raw: [(start, end)]) }
-        func rolled() async throws -> Set<Date> {
-            Set(try await connection.query(ConsoleChartSQL.shared.rolledHours, [.timestamptz(start), .timestamptz(closedEnd)])
-                .map { try $0.decode("hour") as Date })
-        }
+        let done = try await rolledHours(start: start, closedEnd: closedEnd, on: connection)
         let hours = stride(from: start.timeIntervalSince1970, to: closedEnd.timeIntervalSince1970, by: 3600)
             .map { Date(timeIntervalSince1970: $0) }
-        var done = try await rolled()
-        let oldest = Date(timeIntervalSince1970: start.timeIntervalSince1970 - Double(ConsoleWindow.week.seconds))
-        let missing = ranges(hours.filter { !done.contains($0) })
-        for (from, to) in missing {
-            try await connection.query(ConsoleChartSQL.shared.rollUpHours, [.timestamptz(from), .timestamptz(to), .timestamptz(oldest)])
-        }
-        if !missing.isEmpty { done = try await rolled() }
         let open = hours.filter { !done.contains($0) } + stride(from: closedEnd.timeIntervalSince1970, to: end.timeIntervalSince1970, by: 3600)
             .map { Date(timeIntervalSince1970: $0) }
         return RollUpSplit(rolled: hours.filter { done.contains($0) }, raw: ranges(open))
+    }
+
+    private static func rolledHours(start: Date, closedEnd: Date, on connection: PostgresConnection) async throws -> Set<Date> {
+        Set(try await connection.query(ConsoleChartSQL.shared.rolledHours, [.timestamptz(start), .timestamptz(closedEnd)])
+            .map { try $0.decode("hour") as Date })
+    }
+
+    /// Rolls up the closed hours of [`start`, `end`) not rolled yet, except hours still settling
+    /// (a pending delivery), and drops rollup rows (and duplicate counts) older than a week
+    /// before `start`. Called by `ConsoleRollUp`, never by a page.
+    static func rollUp(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws {
+        let closedEnd = closedEnd(end: end, now: now)
+        guard closedEnd > start else { return }
+        let done = try await rolledHours(start: start, closedEnd: closedEnd, on: connection)
+        let hours = stride(from: start.timeIntervalSince1970, to: closedEnd.timeIntervalSince1970, by: 3600)
+            .map { Date(timeIntervalSince1970: $0) }
+        let oldest = Date(timeIntervalSince1970: start.timeIntervalSince1970 - Double(ConsoleWindow.week.seconds))
+        for (from, to) in ranges(hours.filter { !done.contains($0) }) {
+            try await connection.query(ConsoleChartSQL.shared.rollUpHours, [.timestamptz(from), .timestamptz(to), .timestamptz(oldest)])
+        }
     }
 
     /// Whole hours as ranges, adjacent hours merged.

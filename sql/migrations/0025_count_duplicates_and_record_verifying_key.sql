@@ -3,8 +3,8 @@
 -- this no table says how many arrived. Ingress is the only writer: the same statement that inserts
 -- a batch skipping stored deliveries adds the batch's duplicates here, so the count commits with
 -- the answer; a batch with no duplicate (the COPY path) writes nothing. Five minutes, not an hour,
--- so the console's 1-hour window (5-minute bars) can draw them too. The console deletes periods
--- older than its longest window. docs/decisions/0017.
+-- so the console's 1-hour window (5-minute bars) can draw them too. The console's rollup ticker
+-- deletes periods older than two weeks, with its hourly rollup. docs/decisions/0017.
 CREATE TABLE inbound_duplicate_periods (
     period_start timestamptz NOT NULL,
     provider     text        NOT NULL,
