@@ -309,6 +309,7 @@ package struct InboundEventSQL: SQLStatementSet {
     /// round trip; only this path can meet a duplicate, since a COPY with one is refused whole.
     /// A skipped row is one whose identity came back in no `RETURNING` row, or the second of two
     /// equal deliveries within the batch (the first is the one stored, as `outcomes` reads it).
+    /// Counter rows are upserted in key order, so two writers' batches lock them in one order.
     let insertSkippingDuplicates = """
         WITH r AS (
             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[],
@@ -332,7 +333,7 @@ package struct InboundEventSQL: SQLStatementSet {
             INSERT INTO inbound_duplicate_periods AS d (period_start, provider, account, duplicates)
             SELECT date_bin('5 minutes', received_at, '2000-01-01 00:00:00+00'), provider, account, count(*)
             FROM skipped WHERE nth > 1 OR NOT was_stored
-            GROUP BY 1, 2, 3
+            GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
             ON CONFLICT (period_start, provider, account) DO UPDATE SET duplicates = d.duplicates + excluded.duplicates
         )
         SELECT provider, dedup_key FROM stored
