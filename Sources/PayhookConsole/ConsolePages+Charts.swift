@@ -130,10 +130,11 @@ extension ConsolePages {
         guard !uses.isEmpty else { return "<p class=\"muted\">No delivery from \(provider) in the last 24 hours.</p>" }
         let lines = uses.map { use -> HTML in
             let account = use.account.isEmpty ? "(default account)" : use.account
-            let last: HTML = use.lastPreviousKey.map { ", last use of a previous key \(HTML.time($0, now: now))" }
-                ?? ", no previous key used"
+            let previous: HTML = use.lastPreviousKey.map {
+                "\(use.previousKey) by a previous key, last use of a previous key \(HTML.time($0, now: now))"
+            } ?? "none by a previous key"
             let unknown: HTML = use.notRecorded > 0 ? " (\(use.notRecorded) stored before payhook recorded the key)" : ""
-            return "<li><strong>\(account)</strong>: \(use.currentKey) by the current key, \(use.previousKey) by a previous key\(last)\(unknown)</li>"
+            return "<li><strong>\(account)</strong>: \(use.currentKey) by the current key, \(previous)\(unknown)</li>"
         }
         return """
             <p>Last 24 h, deliveries by the key of the ring that verified them:</p><ul class="key-ring">\(HTML.join(lines, separator: ""))</ul>
