@@ -72,11 +72,16 @@ let package = Package(
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations"],
                 swiftSettings: swiftSettings),
+        // The on-call console: server-rendered pages over the features' own operations and reads.
+        .target(name: "PayhookConsole",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
+                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
+                swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                               "PayhookSubscriptions"],
+                               "PayhookSubscriptions", "PayhookConsole"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -109,7 +114,7 @@ let package = Package(
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",
                                    "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                                   "PayhookSubscriptions"],
+                                   "PayhookSubscriptions", "PayhookConsole"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
     ]
 )

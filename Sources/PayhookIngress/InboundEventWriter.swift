@@ -15,6 +15,8 @@ package struct InboundEventDraft: Sendable {
     let headersJSON: String
     let rawQuery: String
     let body: [UInt8]
+    /// Which key of the ring verified it: 0 the current one, higher a previous one still accepted.
+    let keyIndex: Int16
 }
 
 /// How the durable write of one delivery ended; the HTTP answer follows from it.
@@ -138,7 +140,7 @@ package final class InboundEventWriter: Sendable {
             bytes += 140 + batch[index].draft.dedupKey.utf8.count + batch[index].draft.headersJSON.utf8.count
                 + batch[index].draft.rawQuery.utf8.count + batch[index].draft.body.count
         }
-        var rows = PostgresCopyRows(columns: 9, capacity: bytes)
+        var rows = PostgresCopyRows(columns: 10, capacity: bytes)
         for index in batch.indices {
             try rows.startRow()
             try rows.appendText(batch[index].draft.provider.rawValue)
@@ -150,6 +152,7 @@ package final class InboundEventWriter: Sendable {
             try rows.appendJSONB(batch[index].draft.headersJSON)
             try rows.appendText(batch[index].draft.rawQuery)
             try rows.appendBytes(batch[index].draft.body)
+            try rows.appendSmallInt(batch[index].draft.keyIndex)
         }
         return rows
     }
@@ -172,6 +175,7 @@ package final class InboundEventWriter: Sendable {
         var queries = PostgresArray(.text, capacity: rows * 40)
         var bodyStarts = PostgresArray(.int4, capacity: rows * 8)
         var bodyLengths = PostgresArray(.int4, capacity: rows * 8)
+        var keyIndexes = PostgresArray(.int4, capacity: rows * 8)
         var bodies: [UInt8] = []
         var bodyBytes = 0
         for index in batch.indices { bodyBytes += batch[index].draft.body.count }
@@ -187,11 +191,13 @@ package final class InboundEventWriter: Sendable {
             try queries.append(batch[index].draft.rawQuery)
             try bodyStarts.append(Int64(bodies.count + 1))  // substring() counts from 1
             try bodyLengths.append(Int64(batch[index].draft.body.count))
+            try keyIndexes.append(Int64(batch[index].draft.keyIndex))
             bodies.append(contentsOf: batch[index].draft.body)
         }
         return [
             .array(providers), .array(accounts), .array(dedupKeys), .array(eventTypes), .array(receivedAts),
             .array(remoteAddresses), .array(headers), .array(queries), .bytea(bodies), .array(bodyStarts), .array(bodyLengths),
+            .array(keyIndexes),
         ]
     }
 
@@ -294,21 +300,45 @@ package struct InboundEventSQL: SQLStatementSet {
     /// The statement for a batch that holds (or may hold) deliveries stored before: those rows
     /// are skipped, and `RETURNING` lists only the new ones, which is what
     /// `InboundEventWriter.outcomes(of:returned:)` reads. Each column arrives as one array (bodies as one `bytea`
-    /// sliced by offset and length), so a batch costs 11 binds rather than 9 per row, and the
+    /// sliced by offset and length), so a batch costs 12 binds rather than 10 per row, and the
     /// server prepares and plans one statement instead of one per batch size seen. Arrays travel
     /// in binary form (see `PostgresArray`), `received_at` as the exact microsecond PostgreSQL stores.
+    ///
+    /// The same statement counts the rows it skipped in `inbound_duplicate_periods` (five-minute
+    /// periods of `received_at`, migration 0025), so the count commits with the batch and costs no
+    /// round trip; only this path can meet a duplicate, since a COPY with one is refused whole.
+    /// A skipped row is one whose identity came back in no `RETURNING` row, or the second of two
+    /// equal deliveries within the batch (the first is the one stored, as `outcomes` reads it).
+    /// Counter rows are upserted in key order, so two writers' batches lock them in one order.
     let insertSkippingDuplicates = """
-        INSERT INTO inbound_events (\(columns))
-        SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
-               r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length)
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[], $8::text[],
-                    $10::int4[], $11::int4[])
-             AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
-                  body_start, body_length)
-        ON CONFLICT (provider, dedup_key) DO NOTHING
-        RETURNING provider, dedup_key
+        WITH r AS (
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::jsonb[],
+                                 $8::text[], $10::int4[], $11::int4[], $12::int4[]) WITH ORDINALITY
+                 AS r(provider, account, dedup_key, event_type, received_at, remote_addr, headers, query,
+                      body_start, body_length, key_index, position)
+        ), stored AS (
+            INSERT INTO inbound_events (\(columns))
+            SELECT r.provider, r.account, r.dedup_key, r.event_type, r.received_at,
+                   r.remote_addr, r.headers, r.query, substring($9::bytea FROM r.body_start FOR r.body_length),
+                   r.key_index::smallint
+            FROM r
+            ON CONFLICT (provider, dedup_key) DO NOTHING
+            RETURNING provider, dedup_key
+        ), skipped AS (
+            SELECT r.provider, r.account, r.received_at,
+                   row_number() OVER (PARTITION BY r.provider, r.dedup_key ORDER BY r.position) AS nth,
+                   EXISTS (SELECT 1 FROM stored s WHERE s.provider = r.provider AND s.dedup_key = r.dedup_key) AS was_stored
+            FROM r
+        ), counted AS (
+            INSERT INTO inbound_duplicate_periods AS d (period_start, provider, account, duplicates)
+            SELECT date_bin('5 minutes', received_at, '2000-01-01 00:00:00+00'), provider, account, count(*)
+            FROM skipped WHERE nth > 1 OR NOT was_stored
+            GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+            ON CONFLICT (period_start, provider, account) DO UPDATE SET duplicates = d.duplicates + excluded.duplicates
+        )
+        SELECT provider, dedup_key FROM stored
         """
 
     /// The columns both statements fill, in the order `InboundEventWriter.copyRows(_:)` and `InboundEventWriter.insertBinds(_:)` give them.
-    private static let columns = "provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body"
+    private static let columns = "provider, account, dedup_key, event_type, received_at, remote_addr, headers, query, body, key_index"
 }

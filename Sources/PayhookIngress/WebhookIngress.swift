@@ -129,7 +129,7 @@ package struct WebhookIngress: Sendable {
                 provider: provider, account: account ?? "", dedupKey: delivery.dedupKey, eventType: delivery.eventType,
                 receivedAt: webhook.receivedAt, remoteAddress: request.remoteAddress,
                 headersJSON: Self.headersJSON(delivery.keptHeaders, contentType: request.header("content-type")),
-                rawQuery: request.rawQuery, body: request.body)
+                rawQuery: request.rawQuery, body: request.body, keyIndex: Int16(clamping: delivery.keyIndex))
             let counters = metrics.of(provider)
             writer.store(draft) { outcome in
                 switch outcome {

@@ -13,7 +13,7 @@ package struct OperationsSQL: SQLStatementSet {
 
     package static let letterColumns = "id, source, source_id, provider, reason, error, status, created_at, resolved_at, resolved_by, note"
 
-    private static let letterFilter = """
+    package static let letterFilter = """
         WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR source = $2)
           AND ($3::text IS NULL OR provider = $3) AND ($4::timestamptz IS NULL OR created_at >= $4)
           AND ($5::text IS NULL OR strpos(lower(reason), lower($5)) > 0)

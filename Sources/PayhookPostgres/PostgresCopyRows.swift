@@ -84,6 +84,15 @@ public struct PostgresCopyRows: Sendable {
         valuesInRow += 1
     }
 
+    /// Appends a `smallint` value.
+    /// - Throws: `.other` when the row is already full.
+    public mutating func appendSmallInt(_ number: Int16) throws(PostgresError) {
+        try requireRoom()
+        PostgresBinaryFormat.appendLength(2, to: &encoded)
+        PostgresBinaryFormat.appendBigEndian(number, to: &encoded)
+        valuesInRow += 1
+    }
+
     /// Appends a `bytea` value.
     /// - Throws: `.other` when the row is already full.
     public mutating func appendBytes(_ bytes: [UInt8]) throws(PostgresError) {

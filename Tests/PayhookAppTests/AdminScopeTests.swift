@@ -5,6 +5,7 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 @testable import PayhookApp
+@testable import PayhookConsole
 @testable import PayhookAdmin
 
 /// Test credentials: one of each scope, and the credentials file that holds them.

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookPostgres
 @testable import PayhookApp
+@testable import PayhookConsole
 
 /// A day of varied history for the console's charts and waiting lists, placed in the 24-hour
 /// window that ends at `now`'s next full hour: interval `h` (0 = oldest) of every series gets
@@ -25,11 +26,14 @@ enum ConsoleHistory {
         let start = ConsoleWindow.day.range(now: now).start
         let bind: [PostgresValue] = [.timestamptz(start)]
         try await database.query("""
-            INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, body, status, attempts, processed_at)
+            INSERT INTO inbound_events (provider, account, dedup_key, event_type, received_at, body, status, attempts, processed_at,
+                                        key_index)
             SELECT p, CASE WHEN p = 'adyen' AND k % 3 = 0 THEN 'eu' ELSE '' END, 'hist-' || p || '-' || h || '-' || k, 'payment.updated',
                    $1::timestamptz + make_interval(hours => h, secs => 60 + k * 37), '\\x7b7d', 'processed', 1,
                    $1::timestamptz + make_interval(hours => h, secs => 60 + k * 37)
-                     + make_interval(secs => CASE WHEN h BETWEEN 14 AND 16 THEN 20 + k ELSE 0.2 + (k % 4) * 0.1 END)
+                     + make_interval(secs => CASE WHEN h BETWEEN 14 AND 16 THEN 20 + k ELSE 0.2 + (k % 4) * 0.1 END),
+                   -- Adyen's previous key still verifies some deliveries until hour 15 (a rotation).
+                   CASE WHEN p = 'adyen' AND h BETWEEN 10 AND 15 AND k % 3 = 1 THEN 1 ELSE 0 END
             FROM unnest(ARRAY['mercadopago', 'adyen', 'pxp']) AS p, generate_series(0, 22) AS h,
                  LATERAL generate_series(1, CASE WHEN p = 'adyen' THEN 2 + (h % 5) * 2 + CASE WHEN h = 17 THEN 25 ELSE 0 END
                                                  WHEN p = 'pxp' THEN 4 + h % 3 ELSE 1 + (h % 2) END) AS k
@@ -40,6 +44,12 @@ enum ConsoleHistory {
                    $1::timestamptz + make_interval(hours => h, secs => 120 + k * 53), 2, '\\x7b7d'
             FROM unnest(ARRAY['adyen', 'pxp']) AS p, generate_series(0, 22) AS h,
                  LATERAL generate_series(1, CASE WHEN p = 'adyen' AND h = 17 THEN 12 WHEN h % 6 = 0 THEN 1 ELSE 0 END) AS k
+            """, bind)
+        // Duplicates as ingress counts them: a few every fourth hour, a burst of retries at 17.
+        try await database.query("""
+            INSERT INTO inbound_duplicate_periods (period_start, provider, account, duplicates)
+            SELECT $1::timestamptz + make_interval(hours => h, mins => 10), p, '', CASE WHEN p = 'adyen' AND h = 17 THEN 9 ELSE 1 + h % 2 END
+            FROM unnest(ARRAY['adyen', 'mercadopago']) AS p, generate_series(0, 22) AS h WHERE h % 4 = 1 OR (p = 'adyen' AND h = 17)
             """, bind)
         try await database.query("""
             INSERT INTO dead_letters (source, source_id, provider, reason, error, status, created_at, resolved_at, resolved_by, note)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PayhookApp
+@testable import PayhookConsole
 
 /// The server-drawn SVG charts (`ConsoleChart`): pure rendering, no database.
 extension ConsoleTests {

@@ -2,6 +2,7 @@ import Foundation
 import PayhookPostgres
 import Testing
 @testable import PayhookApp
+@testable import PayhookConsole
 @testable import PayhookAdmin
 @testable import PayhookSubscriptions
 
@@ -18,9 +19,13 @@ extension ConsoleTests {
                 VALUES ('pxp', 'hist-pending', $1::timestamptz + interval '4 hours 30 minutes', '\\x7b7d', 'pending') RETURNING id AS n
                 """, [.timestamptz(start)])
             let reads = ConsoleReads(pool: console.server.pool)
+            // The maintenance ticker rolls up the closed hours; the pages only read.
+            let rollUp = ConsoleRollUp(pool: console.server.pool, logger: .silent)
+            try await rollUp.rollUp(now: now)
             let day = try await reads.timeline(.day, now: now)
             #expect(day.labels.count == 24)
-            let rolled = try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours")
+            // The ticker rolls up the week; these count the day's hours.
+            let rolled = try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours WHERE hour >= $1", [.timestamptz(start)])
             #expect(rolled >= 21 && rolled <= 22, "the closed hours but the settling one are rolled up (\(rolled))")
             #expect(try await console.database.int("""
                 SELECT count(*) AS n FROM console_rolled_hours WHERE hour = $1::timestamptz + interval '4 hours'
@@ -37,8 +42,10 @@ extension ConsoleTests {
             try await console.database.query("""
                 UPDATE inbound_events SET status = 'processed', processed_at = received_at + interval '2 seconds' WHERE id = $1
                 """, [.int(pending)])
+            try await rollUp.rollUp(now: now)
             let settled = try await reads.timeline(.day, now: now)
-            #expect(try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours") == rolled + 1)
+            #expect(try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours WHERE hour >= $1", [.timestamptz(start)])
+                    == rolled + 1)
             #expect(settled.deliveries["pxp"]?.accepted == day.deliveries["pxp"]?.accepted)
             let adyen = try #require(day.deliveries["adyen"])
             for h in ConsoleHistory.hours {
@@ -80,6 +87,34 @@ extension ConsoleTests {
             let week = try await reads.timeline(.week, now: now)
             #expect(week.labels.count == 28)
             #expect(week.deliveries["adyen"]?.accepted.reduce(0, +) == adyen.accepted.reduce(0, +))
+        }
+    }
+
+    @Test("the charts only read: before the ticker rolls an hour up they count it from inbound_events, after it the same from the rollup")
+    func chartsOnlyRead() async throws {
+        try await ConsoleHarness.with("console_read_only") { console in
+            let now = Date()
+            try await ConsoleHistory.seed(console.database, now: now)
+            let reads = ConsoleReads(pool: console.server.pool)
+            let (cookie, _) = try await console.signIn()
+            for path in ["/console", "/console?window=7d", "/console/providers/adyen", "/console/providers/adyen?window=7d"] {
+                #expect(try await console.send("GET", path, cookie: cookie).status == 200)
+            }
+            let raw = try await reads.timeline(.day, now: now)
+            let rawWeek = try await reads.timeline(.week, now: now)
+            #expect(try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours") == 0, "a GET rolled hours up")
+            #expect(try await console.database.int("SELECT count(*) AS n FROM console_delivery_hours") == 0)
+            #expect(raw.deliveries["adyen"]?.accepted[3] == Double(ConsoleHistory.acceptedAdyen(3)))
+
+            try await ConsoleRollUp(pool: console.server.pool, logger: .silent).rollUp(now: now)
+            #expect(try await console.database.int("SELECT count(*) AS n FROM console_rolled_hours") > 20)
+            let rolled = try await reads.timeline(.day, now: now)
+            let rolledWeek = try await reads.timeline(.week, now: now)
+            for name in ["adyen", "pxp", "mercadopago"] {
+                #expect(rolled.deliveries[name]?.accepted == raw.deliveries[name]?.accepted, "\(name) accepted")
+                #expect(rolledWeek.deliveries[name]?.accepted == rawWeek.deliveries[name]?.accepted, "\(name) accepted, week")
+                #expect(rolled.lag[name]?.p50 == raw.lag[name]?.p50 && rolled.lag[name]?.p99 == raw.lag[name]?.p99, "\(name) lag")
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import PayhookPostgres
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp
+@testable import PayhookConsole
 @testable import PayhookAdmin
 @testable import PayhookOperations
 @testable import PayhookProcessing

@@ -13,9 +13,10 @@ import Testing
 @Suite("Inbound event writer against PostgreSQL")
 struct InboundEventWriterTests {
     static func draft(_ provider: ProviderID, key: String, eventType: String?, body: [UInt8], received: Date,
-                      account: String = "", headers: String = "{}", query: String = "", remote: String = "127.0.0.1") -> InboundEventDraft {
+                      account: String = "", headers: String = "{}", query: String = "", remote: String = "127.0.0.1",
+                      keyIndex: Int16 = 0) -> InboundEventDraft {
         InboundEventDraft(provider: provider, account: account, dedupKey: key, eventType: eventType, receivedAt: received,
-                          remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body)
+                          remoteAddress: remote, headersJSON: headers, rawQuery: query, body: body, keyIndex: keyIndex)
     }
 
     /// Writes `drafts` (at most four) as one batch: queued before the writer starts, they are
@@ -91,6 +92,36 @@ struct InboundEventWriterTests {
         let recorded = await Self.storeAsOneBatch(drafts, pool: pool)
         #expect(recorded.map(Self.name) == ["stored", "stored", "duplicate", "stored"])
         try await Self.expectStored([drafts[0], drafts[1], drafts[3]], pool: pool)
+        await pool.close()
+    }
+
+    @Test("the duplicates a batch skipped are counted in their five-minute period with the batch, repeats inside it included")
+    func duplicatesCounted() async throws {
+        let database = try await TestDatabase.migrated("writerdupcount")
+        let pool = PostgresPool(conninfo: database.url, maxConnections: 2)
+        let received = Date(timeIntervalSince1970: 1_796_001_460)
+        func draft(_ provider: ProviderID, _ key: String, account: String = "") -> InboundEventDraft {
+            Self.draft(provider, key: key, eventType: nil, body: [1], received: received, account: account)
+        }
+        func counts() async throws -> [String] {
+            try await pool.query("""
+                SELECT provider, account, extract(epoch FROM period_start)::bigint AS period, duplicates
+                FROM inbound_duplicate_periods ORDER BY provider, account
+                """).map { row in
+                "\(try row.decode("provider") as String)/\(try row.decode("account") as String)"
+                    + " \(try row.decode("period") as Int64) \(try row.decode("duplicates") as Int64)"
+            }
+        }
+        let first = await Self.storeAsOneBatch([draft(.adyen, "a"), draft(.pxp, "b", account: "acme")], pool: pool)
+        #expect(first.prefix(2).map(Self.name) == ["stored", "stored"])
+        #expect(try await counts().isEmpty, "a batch without duplicates writes no count")
+        let second = await Self.storeAsOneBatch([draft(.adyen, "a"), draft(.adyen, "c"), draft(.adyen, "c"),
+                                                 draft(.pxp, "b", account: "acme")], pool: pool)
+        #expect(second.map(Self.name) == ["duplicate", "stored", "duplicate", "duplicate"])
+        // 1_796_001_460 falls in the five minutes from 1_796_001_300.
+        #expect(try await counts() == ["adyen/ 1796001300 2", "pxp/acme 1796001300 1"])
+        #expect(await Self.storeAsOneBatch([draft(.adyen, "c")], pool: pool).prefix(1).map(Self.name) == ["duplicate"])
+        #expect(try await counts() == ["adyen/ 1796001300 3", "pxp/acme 1796001300 1"], "a later batch adds to its period")
         await pool.close()
     }
 

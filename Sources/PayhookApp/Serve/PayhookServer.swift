@@ -7,6 +7,7 @@ import PayhookQueue
 import PayhookAdmin
 import PayhookIngress
 import PayhookOperations
+import PayhookConsole
 import PayhookProcessing
 import PayhookSubscriptions
 
@@ -40,6 +41,8 @@ final class PayhookServer: Sendable {
     let durability: DatabaseDurability
     /// The on-call console under `/console` on the admin listener.
     let console: OnCallConsole
+    /// Rolls up the console's hourly delivery counts, so its pages only read.
+    let consoleRollUp: ConsoleRollUp
     /// The admin credentials accepted now; `reloadAdminCredentials()` re-reads them.
     let adminCredentials: AdminCredentialStore
     /// Every operation of the admin listener and the scope it needs (the JSON API's and the
@@ -183,6 +186,7 @@ final class PayhookServer: Sendable {
         let gate = AdminGate(store: credentials, operations: adminOperations, metrics: metrics, logger: logger)
         let console = OnCallConsole(configuration: configuration, pool: pool, credentials: credentials)
         self.console = console
+        self.consoleRollUp = ConsoleRollUp(pool: pool, logger: logger.with(["role": "console"]))
         self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
             if request.path == "/healthz" || request.path == "/readyz" {
                 Self.handleHealth(request, readiness: readiness, respond: respond)
@@ -281,6 +285,7 @@ final class PayhookServer: Sendable {
                                             stop: { worker.shutdown(gracePeriod: Self.jobGracePeriod) }))
         }
         services.append(maintenance)
+        services.append(consoleRollUp)
         services.append(durability)
         return services
     }

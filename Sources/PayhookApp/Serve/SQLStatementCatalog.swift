@@ -1,4 +1,5 @@
 import PayhookAdmin
+import PayhookConsole
 import PayhookIngress
 import PayhookLedger
 import PayhookOperations

@@ -174,7 +174,7 @@ def run(driver, args):
     check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot rect.bar title"), "bars carry no <title> for hover")
     tables = driver.find_elements(By.CSS_SELECTOR, "figure.chart details.chart-table table")
     check(len(tables) == len(driver.find_elements(By.CSS_SELECTOR, "figure.chart")), "a chart has no table of its figures")
-    check("duplicate deliveries" in driver.find_element(By.TAG_NAME, "main").text, "the overview does not say duplicates are not charted")
+    check("duplicate (acknowledged, stored once)" in driver.find_element(By.TAG_NAME, "main").text, "the overview does not chart duplicates")
     shot(driver, args, "03-overview")
     driver.get(base + "/console?window=7d")
     check(driver.find_element(By.CSS_SELECTOR, "nav.windows a.current").text == "last 7 days", "the 7-day window is not marked current")
@@ -265,6 +265,7 @@ def run(driver, args):
     driver.get(base + "/console/providers/adyen")
     text = driver.find_element(By.TAG_NAME, "main").text
     check("Last delivery received" in text and "Key-ring rotation" in text, "the provider page lacks its facts")
+    check("by the current key" in text and "last use of a previous key" in text, "the provider page does not show which key verified")
     check(driver.find_elements(By.CSS_SELECTOR, "svg.chart-plot"), "the provider page draws no chart")
     nothing_executed(driver, "provider page")
     shot(driver, args, "14-provider-adyen")

@@ -8,8 +8,8 @@ import PayhookPostgres
 /// (BRIN on `received_at`; btrees on `created_at`, `resolved_at`, `fulfilled_at`, migration 0022)
 /// and returns one row per interval that has something, so the result is at most a few hundred
 /// rows whatever the history holds. The interval number is computed here; Swift fills the gaps.
-struct ConsoleChartSQL: SQLStatementSet {
-    static let shared = ConsoleChartSQL()
+package struct ConsoleChartSQL: SQLStatementSet {
+    package static let shared = ConsoleChartSQL()
 
     /// Which interval of the window an instant falls in, counting from 0 (in `double precision`:
     /// `extract` would compute it in `numeric`, measurably slower per row).
@@ -59,7 +59,7 @@ struct ConsoleChartSQL: SQLStatementSet {
 
     /// Rolls up the closed hours [`$1`, `$2`) (whole UTC hours) from `inbound_events`, except
     /// hours with a delivery still pending, and marks them rolled; hours rolled already change
-    /// nothing (two processes may race here). Drops hours older than `$3`.
+    /// nothing (two processes may race here). Drops hours, and duplicate counts, older than `$3`.
     let rollUpHours = """
         WITH counted AS (
             SELECT date_bin('1 hour', received_at, '2000-01-01 00:00:00+00') AS hour, provider, account,
@@ -77,6 +77,8 @@ struct ConsoleChartSQL: SQLStatementSet {
             DELETE FROM console_delivery_hours WHERE hour < $3::timestamptz
         ), expired_marks AS (
             DELETE FROM console_rolled_hours WHERE hour < $3::timestamptz
+        ), expired_duplicates AS (
+            DELETE FROM inbound_duplicate_periods WHERE period_start < $3::timestamptz
         )
         INSERT INTO console_rolled_hours (hour)
         SELECT h FROM generate_series($1::timestamptz, $2::timestamptz - interval '1 hour', interval '1 hour') AS h
@@ -89,6 +91,15 @@ struct ConsoleChartSQL: SQLStatementSet {
     let refusals = """
         SELECT provider, account, \(ConsoleChartSQL.bucket("received_at")) AS bucket, count(*) AS n
         FROM rejected_deliveries WHERE \(ConsoleChartSQL.window("received_at")) AND \(ConsoleChartSQL.providerAndAccount)
+        GROUP BY 1, 2, 3
+        """
+
+    /// Duplicate deliveries (acknowledged, stored once) per provider, account and interval, from
+    /// the five-minute counts ingress keeps (`inbound_duplicate_periods`, migration 0025); every
+    /// window's interval is a whole number of periods, so each period falls in one interval.
+    let duplicates = """
+        SELECT provider, account, \(ConsoleChartSQL.bucket("period_start")) AS bucket, sum(duplicates)::bigint AS n
+        FROM inbound_duplicate_periods WHERE \(ConsoleChartSQL.window("period_start")) AND \(ConsoleChartSQL.providerAndAccount)
         GROUP BY 1, 2, 3
         """
 
@@ -133,6 +144,20 @@ struct ConsoleChartSQL: SQLStatementSet {
     let lastRefusal = """
         SELECT id, account, reason, coalesce(remote_addr, '') AS remote_addr, received_at FROM rejected_deliveries
         WHERE provider = $1 AND ($2::text IS NULL OR account = $2) ORDER BY id DESC LIMIT 1
+        """
+
+    /// Which key of the ring verified a provider's (`$1`) deliveries since `$3`, by account (`$2`
+    /// narrows to one): 0 is the current key, higher a previous one still accepted (migration
+    /// 0025; NULL for deliveries stored before it). Reads the window through the BRIN index on
+    /// `received_at`.
+    let keyRingUse = """
+        SELECT account, count(*) FILTER (WHERE key_index = 0) AS current_key,
+               count(*) FILTER (WHERE key_index > 0) AS previous_key,
+               count(*) FILTER (WHERE key_index IS NULL) AS not_recorded,
+               max(received_at) FILTER (WHERE key_index > 0) AS last_previous
+        FROM inbound_events
+        WHERE provider = $1 AND ($2::text IS NULL OR account = $2) AND received_at >= $3::timestamptz
+        GROUP BY account ORDER BY account LIMIT 100
         """
 
     /// Waiting on the provider, with payhook still on it: subjects the sweep is asking the

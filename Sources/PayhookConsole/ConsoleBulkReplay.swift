@@ -11,7 +11,7 @@ import Synchronization
 /// It runs in the background (a large selection at a gentle rate outlasts any HTTP request), one
 /// at a time per process, owned here: `stop()` cancels it at shutdown. Stopping part-way is
 /// safe: the letters not reached stay open, and replaying is idempotent.
-final class ConsoleBulkReplay: Sendable {
+package final class ConsoleBulkReplay: Sendable {
     /// Letters per second when the form leaves the rate alone.
     static let defaultRate = 10.0
     /// The CLI's default rate, as a ceiling: this runs inside a process that also serves, and
@@ -57,7 +57,7 @@ final class ConsoleBulkReplay: Sendable {
         }
     }
 
-    func stop() {
+    package func stop() {
         state.withLock { $0.task }?.cancel()
     }
 }

@@ -7,10 +7,10 @@ import PayhookOperations
 ///
 /// Every statement is bounded (a `LIMIT`, or an aggregate over an indexed slice) because the
 /// console is opened when something is already wrong, and must not add to the load.
-struct ConsoleSQL: SQLStatementSet {
+package struct ConsoleSQL: SQLStatementSet {
     /// The instance callers read statements from; `SQLStatementSet` lists its properties, and
     /// `SQLStatementCatalogTests` prepares them. Fragments that are not statements stay static.
-    static let shared = ConsoleSQL()
+    package static let shared = ConsoleSQL()
 
     let backlog = """
         SELECT count(*) AS pending, min(received_at) AS oldest FROM inbound_events WHERE status = 'pending'
@@ -32,10 +32,10 @@ struct ConsoleSQL: SQLStatementSet {
 
     let pastDueCount = "SELECT count(*) AS n FROM subscriptions WHERE status = 'past_due'"
 
+    /// The operations' dead-letter filter (`$1`-`$5`, as `dead-letters list` binds them) plus the
+    /// list's upper time bound, `$6`.
     private static let letterFilter = """
-        WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR source = $2)
-          AND ($3::text IS NULL OR provider = $3) AND ($4::timestamptz IS NULL OR created_at >= $4)
-          AND ($5::text IS NULL OR strpos(lower(reason), lower($5)) > 0)
+        \(OperationsSQL.letterFilter)
           AND ($6::timestamptz IS NULL OR created_at < $6)
         """
 

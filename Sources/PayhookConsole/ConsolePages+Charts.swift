@@ -3,14 +3,12 @@ import PayhookCore
 import PayhookHTTP
 
 extension ConsolePages {
-    /// What the charts cannot show because payhook keeps no durable record of it; said on the
-    /// page rather than drawn as zeros.
-    static let missingFigures: HTML = """
-        <p class="note"><strong>Not charted, no durable record:</strong> duplicate deliveries are acknowledged and
-        stored once, so the database keeps no count of them (each process counts them in
-        <code>payhook_deliveries_duplicate_total</code> on <code>/metrics</code>, lost on restart). Refusals are those
+    /// Where the delivery charts' figures come from, and what the refusals leave out.
+    static let deliveryNote: HTML = """
+        <p class="note">Accepted: deliveries stored in <code>inbound_events</code>. Duplicate: a delivery stored before and
+        sent again, acknowledged and stored once; ingress counts them per five minutes as it answers. Refused: those
         recorded in <code>rejected_deliveries</code>, within a quota per address; <code>payhook_deliveries_rejected_total</code>
-        counts every one.</p>
+        on <code>/metrics</code> counts every one.</p>
         """
 
     /// The 1 h / 24 h / 7 d switch; `base` is the page's path (with its own query, if any).
@@ -30,6 +28,7 @@ extension ConsolePages {
         return ConsoleChart(title: "Deliveries", kind: .stackedBars, unit: "deliveries \(timeline.window.perInterval)",
                             labels: timeline.labels,
                             series: [.init(name: "accepted (stored)", values: series?.accepted ?? empty),
+                                     .init(name: "duplicate (acknowledged, stored once)", values: series?.duplicate ?? empty),
                                      .init(name: "refused (recorded)", values: series?.refused ?? empty)],
                             emptyText: "No delivery received or refused in the \(timeline.window.title).")
     }
@@ -83,11 +82,12 @@ extension ConsolePages {
         let providers = ProviderID.allCases.map { provider -> HTML in
             let name = provider.rawValue
             let accepted = timeline.deliveries[name]?.accepted.reduce(0, +) ?? 0
+            let duplicate = timeline.deliveries[name]?.duplicate.reduce(0, +) ?? 0
             let refused = timeline.deliveries[name]?.refused.reduce(0, +) ?? 0
             return """
                 <section class="card provider" aria-labelledby="provider-\(name)">
                 <h2 id="provider-\(name)"><a href="/console/providers/\(name)?window=\(window.rawValue)">\(name)</a>
-                <span class="muted">\(Int64(accepted)) accepted, \(Int64(refused)) refused in the \(window.title)</span></h2>
+                <span class="muted">\(Int64(accepted)) accepted, \(Int64(duplicate)) duplicate, \(Int64(refused)) refused in the \(window.title)</span></h2>
                 <div class="grid">\(deliveriesChart(timeline, provider: name).render())\(lagChart(timeline, provider: name).render())</div>
                 </section>
                 """
@@ -115,12 +115,32 @@ extension ConsolePages {
             <p class="muted">Times are UTC; each bar or point is one interval (\(window.perInterval)), the newest still filling.
             Hover a bar or point for its value; each chart's figures are in the table under it.</p>
             \(providers)
-            \(missingFigures)
+            \(deliveryNote)
             \(outcomeCharts(timeline, accountNote: false))
             <div class="card"><h2>Open dead letters by reason</h2>\(letters)</div>
             <div class="card"><h2>Jobs</h2><p class="muted">Queued, running and failed jobs, and those finished in the last hour.</p>\(jobs)</div>
             """
         return page.render(title: "Overview", nav: "overview", body: body, autoRefresh: true)
+    }
+
+    /// Which key of the ring verified the last 24 hours' deliveries, per account, and when a
+    /// previous key was last used: a previous key unused for longer than the provider retries
+    /// old deliveries can be removed from the ring.
+    static func keyRing(_ uses: [ConsoleReads.ProviderFacts.KeyUse], provider: String, now: Date) -> HTML {
+        guard !uses.isEmpty else { return "<p class=\"muted\">No delivery from \(provider) in the last 24 hours.</p>" }
+        let lines = uses.map { use -> HTML in
+            let account = use.account.isEmpty ? "(default account)" : use.account
+            let previous: HTML = use.lastPreviousKey.map {
+                "\(use.previousKey) by a previous key, last use of a previous key \(HTML.time($0, now: now))"
+            } ?? "none by a previous key"
+            let unknown: HTML = use.notRecorded > 0 ? " (\(use.notRecorded) stored before payhook recorded the key)" : ""
+            return "<li><strong>\(account)</strong>: \(use.currentKey) by the current key, \(previous)\(unknown)</li>"
+        }
+        return """
+            <p>Last 24 h, deliveries by the key of the ring that verified them:</p><ul class="key-ring">\(HTML.join(lines, separator: ""))</ul>
+            <p class="note">Once no previous key has verified anything for longer than \(provider) retries a delivery,
+            the old secret can be removed from the ring.</p>
+            """
     }
 
     /// One provider (and optionally one account): its charts, its last delivery and refusal,
@@ -158,13 +178,10 @@ extension ConsolePages {
             <div class="grid">
             <div class="card"><h2>Last delivery received</h2>\(delivery)</div>
             <div class="card"><h2>Last refusal recorded</h2>\(refusal)</div>
-            <div class="card"><h2>Key-ring rotation</h2><p>Not known from the database: ingress learns which key of the ring
-            verified each delivery (current or a previous one), but does not store it with the delivery or in any table.
-            During a rotation, watch the refusals above: deliveries signed with a key no longer in the ring are refused
-            with <code>signature_mismatch</code>.</p></div>
+            <div class="card"><h2>Key-ring rotation</h2>\(keyRing(known.keyRing, provider: name, now: now))</div>
             </div>
             <div class="card"><div class="grid">\(deliveriesChart(timeline, provider: name).render())\(lagChart(timeline, provider: name).render())</div></div>
-            \(missingFigures)
+            \(deliveryNote)
             \(outcomeCharts(timeline, accountNote: account != nil))
             """
         return page.render(title: name, nav: "overview", body: body)

@@ -77,7 +77,15 @@ extension ConsoleReads {
     struct Timeline: Sendable {
         struct Deliveries: Sendable {
             var accepted: [Double]
+            /// Acknowledged and stored once (ingress's counts per five minutes).
+            var duplicate: [Double]
             var refused: [Double]
+
+            init(count: Int) {
+                accepted = Array(repeating: 0, count: count)
+                duplicate = accepted
+                refused = accepted
+            }
         }
         struct Lag: Sendable {
             var p50: [Double?]
@@ -126,9 +134,10 @@ extension ConsoleReads {
         do {
             try await pool.withConnection { connection in
                 // Deliveries come from the hourly rollup for the hours it holds and from
-                // inbound_events for the rest (the newest hours, and any still settling).
+                // inbound_events for the rest (the newest hours, any still settling, and any
+                // the maintenance ticker has not rolled up yet). Reads only (`ConsoleRollUp` writes).
                 let split = window.intervalSeconds >= 3600
-                    ? try await Self.rollUp(start: start, end: end, now: now, on: connection) : RollUpSplit(rolled: [], raw: [(start, end)])
+                    ? try await Self.rolledSplit(start: start, end: end, now: now, on: connection) : RollUpSplit(rolled: [], raw: [(start, end)])
                 var deliveryRows: [PostgresRow] = []
                 if !split.rolled.isEmpty {
                     // Exactly the hours found rolled, so an hour another process rolls meanwhile
@@ -148,8 +157,7 @@ extension ConsoleReads {
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
                     let n: Int64 = try row.decode("n")
-                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
-                                                             refused: Array(repeating: 0, count: count))].accepted[index] += Double(n)
+                    timeline.deliveries[name, default: .init(count: count)].accepted[index] += Double(n)
                     if let step: Int64 = try row.decode("lag_step") {
                         histograms[name, default: Array(repeating: [:], count: count)][index][step, default: 0] += n
                     }
@@ -158,9 +166,13 @@ extension ConsoleReads {
                     let name: String = try row.decode("provider")
                     timeline.accounts[name, default: []].insert(try row.decode("account"))
                     guard let index = try slot(row, limit: count) else { continue }
-                    timeline.deliveries[name, default: .init(accepted: Array(repeating: 0, count: count),
-                                                             refused: Array(repeating: 0, count: count))].refused[index]
-                        += Double(try row.decode("n") as Int64)
+                    timeline.deliveries[name, default: .init(count: count)].refused[index] += Double(try row.decode("n") as Int64)
+                }
+                for row in try await connection.query(ConsoleChartSQL.shared.duplicates, binds).rows {
+                    let name: String = try row.decode("provider")
+                    timeline.accounts[name, default: []].insert(try row.decode("account"))
+                    guard let index = try slot(row, limit: count) else { continue }
+                    timeline.deliveries[name, default: .init(count: count)].duplicate[index] += Double(try row.decode("n") as Int64)
                 }
                 for (name, intervals) in histograms {
                     timeline.lag[name] = .init(p50: intervals.map { ConsoleReads.lagPercentile(0.5, of: $0) },
@@ -198,28 +210,43 @@ extension ConsoleReads {
         let raw: [(Date, Date)]
     }
 
-    /// Rolls up the closed hours of [`start`, `end`) not rolled yet; returns the rolled hours and
-    /// the ranges whose deliveries must still be read from `inbound_events`: hours still settling
-    /// (a pending delivery) and the hours not closed yet, oldest first, adjacent hours merged.
-    static func rollUp(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws -> RollUpSplit {
-        let closedEnd = min(end, Date(timeIntervalSince1970: floor((now.timeIntervalSince1970 - rollUpGrace) / 3600) * 3600))
+    /// Where the closed hours before `end` stop: an hour is closed once it ended `rollUpGrace` ago.
+    static func closedEnd(end: Date, now: Date) -> Date {
+        min(end, Date(timeIntervalSince1970: floor((now.timeIntervalSince1970 - rollUpGrace) / 3600) * 3600))
+    }
+
+    /// Which hours of [`start`, `end`) the rollup holds, and the ranges whose deliveries must be
+    /// read from `inbound_events`: hours not rolled up (still settling, or not reached by the
+    /// ticker yet) and the hours not closed yet, oldest first, adjacent hours merged. Writes nothing.
+    static func rolledSplit(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws -> RollUpSplit {
+        let closedEnd = closedEnd(end: end, now: now)
         guard closedEnd > start else { return RollUpSplit(rolled: [], raw: [(start, end)]) }
-        func rolled() async throws -> Set<Date> {
-            Set(try await connection.query(ConsoleChartSQL.shared.rolledHours, [.timestamptz(start), .timestamptz(closedEnd)])
-                .map { try $0.decode("hour") as Date })
-        }
+        let done = try await rolledHours(start: start, closedEnd: closedEnd, on: connection)
         let hours = stride(from: start.timeIntervalSince1970, to: closedEnd.timeIntervalSince1970, by: 3600)
             .map { Date(timeIntervalSince1970: $0) }
-        var done = try await rolled()
-        let oldest = Date(timeIntervalSince1970: start.timeIntervalSince1970 - Double(ConsoleWindow.week.seconds))
-        let missing = ranges(hours.filter { !done.contains($0) })
-        for (from, to) in missing {
-            try await connection.query(ConsoleChartSQL.shared.rollUpHours, [.timestamptz(from), .timestamptz(to), .timestamptz(oldest)])
-        }
-        if !missing.isEmpty { done = try await rolled() }
         let open = hours.filter { !done.contains($0) } + stride(from: closedEnd.timeIntervalSince1970, to: end.timeIntervalSince1970, by: 3600)
             .map { Date(timeIntervalSince1970: $0) }
         return RollUpSplit(rolled: hours.filter { done.contains($0) }, raw: ranges(open))
+    }
+
+    private static func rolledHours(start: Date, closedEnd: Date, on connection: PostgresConnection) async throws -> Set<Date> {
+        Set(try await connection.query(ConsoleChartSQL.shared.rolledHours, [.timestamptz(start), .timestamptz(closedEnd)])
+            .map { try $0.decode("hour") as Date })
+    }
+
+    /// Rolls up the closed hours of [`start`, `end`) not rolled yet, except hours still settling
+    /// (a pending delivery), and drops rollup rows (and duplicate counts) older than a week
+    /// before `start`. Called by `ConsoleRollUp`, never by a page.
+    static func rollUp(start: Date, end: Date, now: Date, on connection: PostgresConnection) async throws {
+        let closedEnd = closedEnd(end: end, now: now)
+        guard closedEnd > start else { return }
+        let done = try await rolledHours(start: start, closedEnd: closedEnd, on: connection)
+        let hours = stride(from: start.timeIntervalSince1970, to: closedEnd.timeIntervalSince1970, by: 3600)
+            .map { Date(timeIntervalSince1970: $0) }
+        let oldest = Date(timeIntervalSince1970: start.timeIntervalSince1970 - Double(ConsoleWindow.week.seconds))
+        for (from, to) in ranges(hours.filter { !done.contains($0) }) {
+            try await connection.query(ConsoleChartSQL.shared.rollUpHours, [.timestamptz(from), .timestamptz(to), .timestamptz(oldest)])
+        }
     }
 
     /// Whole hours as ranges, adjacent hours merged.
@@ -255,11 +282,24 @@ extension ConsoleReads {
     struct ProviderFacts: Sendable {
         struct Delivery: Sendable { let id: Int64; let account: String; let dedupKey: String; let eventType: String?; let receivedAt: Date; let status: String }
         struct Refusal: Sendable { let id: Int64; let account: String; let reason: String; let remoteAddress: String; let receivedAt: Date }
+        /// One account's deliveries of the last 24 hours by the key that verified them.
+        struct KeyUse: Sendable {
+            let account: String
+            let currentKey: Int64
+            let previousKey: Int64
+            /// Stored before ingress recorded the key (migration 0025).
+            let notRecorded: Int64
+            let lastPreviousKey: Date?
+        }
         let lastDelivery: Delivery?
         let lastRefusal: Refusal?
+        let keyRing: [KeyUse]
     }
 
-    func providerFacts(provider: String, account: String?) async throws(OperationsError) -> ProviderFacts {
+    /// How far back the key-ring rotation state looks.
+    static let keyRingSpan: TimeInterval = 86_400
+
+    func providerFacts(provider: String, account: String?, now: Date = Date()) async throws(OperationsError) -> ProviderFacts {
         let binds: [PostgresValue] = [.text(provider), account.map { .text($0) } ?? .null]
         do {
             return try await pool.withConnection { connection in
@@ -272,7 +312,13 @@ extension ConsoleReads {
                     ProviderFacts.Refusal(id: try row.decode("id"), account: try row.decode("account"), reason: try row.decode("reason"),
                                           remoteAddress: try row.decode("remote_addr"), receivedAt: try row.decode("received_at"))
                 }
-                return ProviderFacts(lastDelivery: delivery, lastRefusal: refusal)
+                let keyRing = try await connection.query(ConsoleChartSQL.shared.keyRingUse,
+                                                         binds + [.timestamptz(now.addingTimeInterval(-Self.keyRingSpan))]).map { row in
+                    ProviderFacts.KeyUse(account: try row.decode("account"), currentKey: try row.decode("current_key"),
+                                         previousKey: try row.decode("previous_key"), notRecorded: try row.decode("not_recorded"),
+                                         lastPreviousKey: try row.decode("last_previous"))
+                }
+                return ProviderFacts(lastDelivery: delivery, lastRefusal: refusal, keyRing: keyRing)
             }
         } catch {
             throw OperationsError.wrapping(error)

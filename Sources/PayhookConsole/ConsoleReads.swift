@@ -9,10 +9,9 @@ import PayhookSubscriptions
 /// (`DeadLetterOperations`, `SubscriptionOperations`, `OrderService`): the overview figures, a
 /// keyset page of dead letters, the audit trail of one target, and search with each hit's journey.
 ///
-/// Reads only, with one exception that changes no business data: the charts fill their own
-/// hourly rollup of deliveries (`console_delivery_hours`, `ConsoleReads+Charts`). Every change
-/// an operator makes goes through the shared operations, so it is audited exactly as the CLI's
-/// and the API's are.
+/// Reads only: the charts' hourly rollup of deliveries (`console_delivery_hours`) is written by
+/// the maintenance ticker `ConsoleRollUp`, never by a page. Every change an operator makes goes
+/// through the shared operations, so it is audited exactly as the CLI's and the API's are.
 struct ConsoleReads: Sendable {
     let pool: PostgresPool
 

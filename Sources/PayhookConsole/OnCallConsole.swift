@@ -1,14 +1,14 @@
 import Foundation
-import PayhookAdmin
+package import PayhookAdmin
 import PayhookCore
 import PayhookCrypto
-import PayhookHTTP
-import PayhookIngress
+package import PayhookHTTP
+package import PayhookIngress
 import PayhookOperations
-import PayhookPostgres
-import PayhookProcessing
+package import PayhookPostgres
+package import PayhookProcessing
 import PayhookQueue
-import PayhookSubscriptions
+package import PayhookSubscriptions
 
 /// The on-call console: server-rendered HTML under `/console` on the admin listener.
 ///
@@ -23,8 +23,9 @@ import PayhookSubscriptions
 /// allowing only this origin's stylesheet and script (no inline script can run even if escaping
 /// failed); the session cookie is `HttpOnly; SameSite=Strict`; every POST must carry the
 /// session's CSRF token (sign-in: a double-submit cookie) or gets 403 and changes nothing.
-struct OnCallConsole: Sendable {
-    let credentials: AdminCredentialStore
+package struct OnCallConsole: Sendable {
+    /// The admin credentials accepted now; the composition root's store, reloaded on SIGHUP.
+    let credentials: any AdminCredentialSource
     /// Who signed in behind an authenticating reverse proxy: a header believed only from the
     /// proxy's addresses (`PAYHOOK_ADMIN_IDENTITY_HEADER`, `PAYHOOK_ADMIN_TRUSTED_PROXIES`).
     let proxyIdentity: (header: String, proxies: AddressAllowList)?
@@ -34,22 +35,21 @@ struct OnCallConsole: Sendable {
     let orders: OrderService
     let charges: ChargeOperations
     let reads: ConsoleReads
-    let bulkReplay: ConsoleBulkReplay
+    package let bulkReplay: ConsoleBulkReplay
 
-    /// The console over `pool`, as `PayhookServer` wires it on the admin listener.
-    init(configuration: Configuration, pool: PostgresPool, credentials: AdminCredentialStore) {
-        let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))
-        let proxyIdentity = configuration.adminIdentityHeader.flatMap { header in
-            configuration.adminTrustedProxies.map { (header: header, proxies: $0) }
-        }
+    /// The console over `pool`, as `PayhookServer` wires it on the admin listener; the settings
+    /// are the configuration's, so an action here follows the same rules as the CLI's.
+    package init(pool: PostgresPool, credentials: any AdminCredentialSource, proxyIdentity: (header: String, proxies: AddressAllowList)?,
+                 fulfillment: FulfillmentSettings, subscriptions: SubscriptionSettings) {
+        let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment))
         self.init(credentials: credentials, proxyIdentity: proxyIdentity, sessions: ConsoleSessions(),
                   deadLetters: DeadLetterOperations(pool: pool), subscriptions: SubscriptionOperations(pool: pool),
                   orders: orders,
-                  charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: configuration.subscriptions),
+                  charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: subscriptions),
                   reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
     }
 
-    init(credentials: AdminCredentialStore, proxyIdentity: (header: String, proxies: AddressAllowList)?, sessions: ConsoleSessions,
+    init(credentials: any AdminCredentialSource, proxyIdentity: (header: String, proxies: AddressAllowList)?, sessions: ConsoleSessions,
          deadLetters: DeadLetterOperations, subscriptions: SubscriptionOperations, orders: OrderService, charges: ChargeOperations,
          reads: ConsoleReads, bulkReplay: ConsoleBulkReplay) {
         self.credentials = credentials
@@ -81,7 +81,7 @@ struct OnCallConsole: Sendable {
 
     /// Answers `request` when its path is under `/console`; returns false otherwise. Runs before
     /// the bearer-token check: the console authenticates with its own session.
-    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
+    package func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
         guard request.path == Self.prefix || request.path.hasPrefix(Self.prefix + "/") else { return false }
         let console = self
         Task {
@@ -442,6 +442,12 @@ struct OnCallConsole: Sendable {
                         + cookies.map { ("Set-Cookie", $0) },
                      body: Array("see \(location)\n".utf8))
     }
+}
+
+/// Where the console reads the admin credentials accepted at this moment: a request reads them
+/// once at its start, so a reload never changes the answer of a request under way.
+package protocol AdminCredentialSource: Sendable {
+    var credentials: AdminCredentials { get }
 }
 
 extension Result where Failure == OperationsError {
