@@ -34,7 +34,8 @@ let package = Package(
         // access (its one I/O is the logger writing to standard output).
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
         // Infrastructure: each imports exactly one C library (HTTP two: server and client).
-        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto"], swiftSettings: swiftSettings),
+        // Postgres uses Core only for `Service`: the pool is a part of `serve`'s ordered shutdown.
+        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto", "PayhookCore"], swiftSettings: swiftSettings),
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.

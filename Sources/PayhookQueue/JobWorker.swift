@@ -52,12 +52,14 @@ public final class JobWorker: Sendable {
         /// claims unless half the slots are free. Why: each claim is a commit; claiming one job per
         /// freed slot would make the commit rate, not the database's row throughput, the limit.
         public var fetchCooldown: Duration
+        /// What `stop()` (the `Service` face) gives in-flight jobs: see `shutdown(gracePeriod:)`.
+        public var shutdownGracePeriod: Duration
 
         /// Creates a configuration.
         public init(name: String = JobWorker.defaultName(), concurrency: Int = 10, lease: Duration = .seconds(60),
                     heartbeatInterval: Duration? = nil, pollInterval: Duration = .seconds(1),
                     listenConninfo: String?, rescueInterval: Duration? = .seconds(30),
-                    fetchCooldown: Duration = .milliseconds(20)) {
+                    fetchCooldown: Duration = .milliseconds(20), shutdownGracePeriod: Duration = .seconds(20)) {
             self.name = name
             self.concurrency = max(1, concurrency)
             self.lease = lease
@@ -66,6 +68,7 @@ public final class JobWorker: Sendable {
             self.listenConninfo = listenConninfo
             self.rescueInterval = rescueInterval
             self.fetchCooldown = fetchCooldown
+            self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
 
@@ -98,7 +101,7 @@ public final class JobWorker: Sendable {
     private let queue: JobQueue
     private let handlers: [String: AnyJobHandler]
     private let kinds: [String]
-    private let configuration: Configuration
+    let configuration: Configuration
     private let logger: Logger
     private let state = Mutex(State())
     private let doorbell: AsyncStream<Void>
