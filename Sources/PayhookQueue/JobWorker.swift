@@ -350,34 +350,34 @@ public final class JobWorker: Sendable {
 
     // MARK: Services
 
+    // Both run until the services' group is cancelled, which stops their loops.
+
     private func tick() async {
-        while true {
-            do { try await Task.sleep(for: configuration.pollInterval) } catch { return }
-            ring()
-        }
+        await PeriodicLoop().run(every: configuration.pollInterval, first: .afterInterval) { ring() }
     }
 
     private func heartbeat() async {
-        while true {
-            do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
-            let jobs = state.withLock { Array($0.inFlight.values) }
-            guard !jobs.isEmpty else { continue }
-            do {
-                let renewedAt = ContinuousClock.now
-                let held = try await queue.extendLeases(jobs, lease: configuration.lease)
-                let leases = state.withLock { $0.leases }
-                for job in jobs {
-                    if held.contains(job.id) {
-                        leases[job.id]?.renew(until: renewedAt + configuration.lease)
-                    } else {
-                        // Another worker may run it now: stop this handler's provider calls.
-                        leases[job.id]?.lose()
-                        logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
-                    }
+        await PeriodicLoop().run(every: configuration.heartbeatInterval, first: .afterInterval) { await renewLeases() }
+    }
+
+    private func renewLeases() async {
+        let jobs = state.withLock { Array($0.inFlight.values) }
+        guard !jobs.isEmpty else { return }
+        do {
+            let renewedAt = ContinuousClock.now
+            let held = try await queue.extendLeases(jobs, lease: configuration.lease)
+            let leases = state.withLock { $0.leases }
+            for job in jobs {
+                if held.contains(job.id) {
+                    leases[job.id]?.renew(until: renewedAt + configuration.lease)
+                } else {
+                    // Another worker may run it now: stop this handler's provider calls.
+                    leases[job.id]?.lose()
+                    logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
                 }
-            } catch {
-                logger.error("extending leases failed", ["error": .string(String(describing: error))])
             }
+        } catch {
+            logger.error("extending leases failed", ["error": .string(String(describing: error))])
         }
     }
 
