@@ -164,11 +164,6 @@ public struct PayhookCLI: CommandGroup {
         case .success(let value): (configuration, databaseURL) = value
         case .failure(let error): return fail(error.description)
         }
-        let retention: RetentionPolicy
-        switch RetentionPolicy.parse(environment: environment) {
-        case .success(let policy): retention = policy
-        case .failure(let error): return fail(error.description)
-        }
         // A running server logs JSON lines to the process's standard output, not to `output`:
         // they are a log stream for the collector, not a command's answer.
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
@@ -180,7 +175,7 @@ public struct PayhookCLI: CommandGroup {
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }
             let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
-                                           roles: roles, retention: retention)
+                                           roles: roles)
             let signals = ShutdownSignal()
             let hangup = HangupSignal { _ = server.reloadAdminCredentials() }
             try await server.run { await signals.wait() }

@@ -29,8 +29,8 @@ struct RetentionCommand: CommandGroup {
         guard let arguments = parse(rest, options: [], flags: ["--json"]) else { return 2 }
         guard arguments.positionals.isEmpty else { return usageError("retention sweep takes no arguments") }
         let policy: RetentionPolicy
-        switch RetentionPolicy.parse(environment: environment) {
-        case .success(let value): policy = value
+        switch PayhookCLI.loadConfiguration(environment) {
+        case .success(let loaded): policy = loaded.0.retention
         case .failure(let error): return fail(error.description)
         }
         return await withDatabase { pool in

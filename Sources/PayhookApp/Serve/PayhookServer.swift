@@ -58,7 +58,7 @@ final class PayhookServer: Sendable {
     ]
 
     init(configuration: Configuration, databaseURL: String, logger: Logger,
-         roles: Set<ServeRole> = Set(ServeRole.allCases), retention: RetentionPolicy = RetentionPolicy()) throws {
+         roles: Set<ServeRole> = Set(ServeRole.allCases)) throws {
         self.configuration = configuration
         self.logger = logger
         self.roles = roles
@@ -124,7 +124,7 @@ final class PayhookServer: Sendable {
         }
 
         self.durability = DatabaseDurability(pool: pool, metrics: metrics, logger: logger)
-        self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
+        self.maintenance = BackgroundMaintenance(pool: pool, policy: configuration.retention, metrics: metrics, logger: logger)
         let adminAPIs = AdminRouter([
             DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool)),
             OrderAdminAPI(service: OrderService(
