@@ -1,6 +1,5 @@
 import Foundation
 import PayhookCore
-import PayhookHTTP
 import Synchronization
 import Testing
 @testable import PayhookProviders

@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// Adyen's Checkout API: `POST /v72/payments` to charge a stored token; nothing to fetch.
 ///

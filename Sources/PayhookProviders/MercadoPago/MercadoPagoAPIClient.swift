@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// Mercado Pago's API: `GET /v1/orders/{id}` and `GET /v1/payments/{id}` with a Bearer
 /// access token, and `POST /v1/orders` to charge a stored card (Automatic Payments).

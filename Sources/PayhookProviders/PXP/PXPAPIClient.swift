@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// PXP Unity's transactions API: charges with `POST {base}/transactions`, and lookups with
 /// `GET {base}/transactions/{merchant}/{site}?systemTransactionId=…` or
