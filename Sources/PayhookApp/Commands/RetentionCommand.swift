@@ -41,8 +41,12 @@ struct RetentionCommand: CommandGroup {
                 let elapsed = ContinuousClock.now - started
                 let seconds = String(format: "%.2f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 if arguments.flags.contains("--json") {
-                    output.print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
-                          + "\"rejected_deliveries\":\(outcome.rejectedDeliveries),\"jobs\":\(outcome.jobs),\"seconds\":\(seconds)}")
+                    output.print(JSONOutput.object([
+                        .init("inbound_events", .int(Int64(outcome.inboundEvents))),
+                        .init("payment_events", .int(Int64(outcome.paymentEvents))),
+                        .init("rejected_deliveries", .int(Int64(outcome.rejectedDeliveries))),
+                        .init("jobs", .int(Int64(outcome.jobs))), .init("seconds", .number(seconds)),
+                    ]).rendered)
                 } else {
                     output.print("deleted \(outcome.inboundEvents) inbound_events, \(outcome.paymentEvents) payment_events, "
                           + "\(outcome.rejectedDeliveries) rejected_deliveries, \(outcome.jobs) jobs in \(seconds) s")
