@@ -34,11 +34,13 @@ let package = Package(
         // access (its one I/O is the logger writing to standard output).
         .target(name: "PayhookCore", swiftSettings: swiftSettings),
         // Infrastructure: each imports exactly one C library (HTTP two: server and client).
-        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto"], swiftSettings: swiftSettings),
+        // Postgres uses Core only for `Service`: the pool is a part of `serve`'s ordered shutdown.
+        .target(name: "PayhookPostgres", dependencies: ["CLibPQ", "PayhookCrypto", "PayhookCore"], swiftSettings: swiftSettings),
         .target(name: "PayhookCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         .target(name: "PayhookHTTP", dependencies: ["CMicroHTTPD", "CCurl", "PayhookCore"], swiftSettings: swiftSettings),
         // Provider knowledge: signatures, payloads, mappings.
-        .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
+        // Its API clients speak through Core's `HTTPClient` protocol; libcurl's client is injected.
+        .target(name: "PayhookProviders", dependencies: ["PayhookCore", "PayhookCrypto"],
                 swiftSettings: swiftSettings),
         // Stand-in for the providers' HTTP APIs (fetch and charge), for tests and local runs.
         .target(name: "PayhookEmulator", dependencies: ["PayhookCore", "PayhookCrypto", "PayhookHTTP"],
@@ -102,7 +104,7 @@ let package = Package(
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookPostgresTests", dependencies: ["PayhookPostgres", "PayhookTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP", "PayhookTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookHTTPTests", dependencies: ["PayhookHTTP", "PayhookCore", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProvidersTests", dependencies: ["PayhookProviders", "PayhookTestSupport"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookEmulatorTests",

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookAdmin
+import PayhookCore
 import PayhookOperations
 import PayhookProcessing
 import PayhookSubscriptions
@@ -9,9 +10,10 @@ import Synchronization
 /// `payhook dead-letters replay --all --rate`, one audited `DeadLetterOperations.replay` per letter.
 ///
 /// It runs in the background (a large selection at a gentle rate outlasts any HTTP request), one
-/// at a time per process, owned here: `stop()` cancels it at shutdown. Stopping part-way is
+/// at a time per process, owned here: as a `Service`, shutdown's first phase (`stopIntake()`)
+/// cancels it, and `run()` returns once the letter in progress is done. Stopping part-way is
 /// safe: the letters not reached stay open, and replaying is idempotent.
-package final class ConsoleBulkReplay: Sendable {
+package final class ConsoleBulkReplay: Service {
     /// Letters per second when the form leaves the rate alone.
     static let defaultRate = 10.0
     /// The CLI's default rate, as a ceiling: this runs inside a process that also serves, and
@@ -57,7 +59,22 @@ package final class ConsoleBulkReplay: Sendable {
         }
     }
 
-    package func stop() {
+    private let stopped = StopSignal()
+
+    package var serviceName: String { "console bulk replay" }
+
+    /// Waits for `stop()`, then for the run in progress (cancelled by `stopIntake()`).
+    package func run() async {
+        await stopped.wait()
+        await state.withLock { $0.task }?.value
+    }
+
+    package func stopIntake() {
         state.withLock { $0.task }?.cancel()
+    }
+
+    package func stop() {
+        stopIntake()
+        stopped.fire()
     }
 }

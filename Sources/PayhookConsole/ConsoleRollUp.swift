@@ -1,8 +1,6 @@
 import Foundation
 package import PayhookCore
-import PayhookOperations
 package import PayhookPostgres
-import Synchronization
 
 /// Rolls the closed hours of deliveries up into `console_delivery_hours` every `interval`, as
 /// retention and the gauges run in `BackgroundMaintenance`, so the console's pages only read:
@@ -18,9 +16,6 @@ package final class ConsoleRollUp: Service {
     let logger: Logger
     let interval: Duration
     private let loop = PeriodicLoop()
-    /// Set by the loop's first call, which only starts the first pause (`PeriodicLoop` runs its
-    /// body at once).
-    private let started = Atomic<Bool>(false)
 
     /// A minute: an hour closes (plus `ConsoleReads.rollUpGrace`) once an hour, so a tick finds
     /// at most one new hour; between ticks it reads the rolled hours of a week, one indexed scan.
@@ -33,8 +28,7 @@ package final class ConsoleRollUp: Service {
     package var serviceName: String { "console rollup" }
 
     package func run() async {
-        await loop.run(every: interval) { [self] in
-            guard started.exchange(true, ordering: .relaxed) else { return }
+        await loop.run(every: interval, first: .afterInterval) { [self] in
             do {
                 try await rollUp(now: Date())
             } catch {

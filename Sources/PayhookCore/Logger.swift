@@ -82,6 +82,9 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [String: LogValue] = [:]) {
         guard level >= minimumLevel else { return }
+        // A fast path beside JSONOutput, the one writer: every log line goes through here, so
+        // the line is appended to directly rather than built as a tree of values first. Keys are
+        // sorted and every value is a scalar, so there is nothing else it needs to handle.
         var line = "{\"ts\":\(JSONString.quote(Self.timestamp(clock()))),\"level\":\"\(level.rawValue)\",\"msg\":\(JSONString.quote(message))"
         let all = context.merging(fields) { _, new in new }
         for key in all.keys.sorted() {

@@ -295,13 +295,15 @@ public final class MercadoPagoEmulator: ChargeControls {
             matches.append((created, body))
         }
         matches.sort { $0.created < $1.created }
-        var answer = Array(#"{"data":["#.utf8)
-        for (index, match) in matches.enumerated() {
-            if index > 0 { answer.append(UInt8(ascii: ",")) }
-            answer += match.body
-        }
-        answer += Array(#"],"paging":{"total":"\#(matches.count)","total_pages":"1","offset":"0","limit":"\#(max(matches.count, 10))"}}"#.utf8)
-        return EmulatorReply(status: 200, body: answer)
+        // The stored documents parsed as JSON above, so they are UTF-8 and embed unchanged.
+        let answer: JSONOutput = .object([
+            .init("data", .array(matches.map { .raw(String(decoding: $0.body, as: UTF8.self)) })),
+            .init("paging", .object([
+                .init("total", .string(String(matches.count))), .init("total_pages", .string("1")),
+                .init("offset", .string("0")), .init("limit", .string(String(max(matches.count, 10)))),
+            ])),
+        ])
+        return EmulatorReply(status: 200, body: answer.bytes)
     }
 
     /// An ISO 8601 time with or without fractional seconds.

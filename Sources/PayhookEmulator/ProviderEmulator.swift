@@ -241,7 +241,7 @@ public final class ProviderEmulator: Sendable {
     public static let ledgerPath = "/_emulator/executed-charges"
 
     private static func ledger(mercadoPago: MercadoPagoEmulator, adyen: AdyenEmulator, pxp: PXPEmulator) -> EmulatorReply {
-        var rows: [String] = []
+        var rows: [JSONOutput] = []
         let providers: [(String, [ExecutedCharge])] = [
             ("mercadopago", mercadoPago.allExecutedCharges), ("adyen", adyen.allExecutedCharges), ("pxp", pxp.allExecutedCharges),
         ]
@@ -253,10 +253,10 @@ public final class ProviderEmulator: Sendable {
                 case .declined(let code): "declined:\(code)"
                 case .error: "error"
                 }
-                rows.append("[" + [provider, charge.idempotencyKey ?? "", result].map { JSONString.quote($0) }.joined(separator: ",") + "]")
+                rows.append(.array([provider, charge.idempotencyKey ?? "", result].map(JSONOutput.string)))
             }
         }
-        return EmulatorReply(status: 200, body: Array(("{\"charges\":[" + rows.joined(separator: ",") + "]}").utf8))
+        return EmulatorReply(status: 200, body: JSONOutput.object([.init("charges", .array(rows))]).bytes)
     }
 
     private static func isCharge(provider: ProviderID?, endpoint: String?) -> Bool {

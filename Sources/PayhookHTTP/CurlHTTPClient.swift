@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import PayhookCore
+public import PayhookCore
 
 /// `HTTPClient` on libcurl's multi interface, driven by one dedicated thread.
 ///
@@ -25,14 +25,21 @@ import PayhookCore
 /// let http = CurlHTTPClient(maxConcurrent: 160)
 /// let response = try await http.send(HTTPClientRequest(method: "POST", url: url, body: body))
 /// ```
-public final class CurlHTTPClient: HTTPClient {
+public final class CurlHTTPClient: HTTPClient, Service {
     private let loop: CurlMultiLoop
     private let slots: AsyncSemaphore
+    /// How logs name this client (its `Service` name in `payhook serve`).
+    public let serviceName: String
+    /// Fired by `shutdown()`; what `run()` (the `Service` face) waits for.
+    private let shutDown = StopSignal()
 
     /// Starts the loop thread.
-    /// - Parameter maxConcurrent: transfers inside curl at once (at least 1); also the number
-    ///   of idle connections kept for reuse.
-    public init(maxConcurrent: Int = 64) {
+    /// - Parameters:
+    ///   - maxConcurrent: transfers inside curl at once (at least 1); also the number of idle
+    ///     connections kept for reuse.
+    ///   - name: how logs name the client as a part of `payhook serve`.
+    public init(maxConcurrent: Int = 64, name: String = "HTTP client") {
+        serviceName = name
         let bound = max(1, maxConcurrent)
         slots = AsyncSemaphore(permits: bound)
         loop = CurlMultiLoop(maxConnections: bound)
@@ -48,6 +55,18 @@ public final class CurlHTTPClient: HTTPClient {
     /// waiting for the thread; idempotent.
     public func shutdown() {
         loop.shutdown()
+        shutDown.fire()
+    }
+
+    /// Waits until `shutdown()`: the loop thread does the work. A part of `payhook serve`, shut
+    /// down after the processor and the job worker that call it have returned.
+    public func run() async {
+        await shutDown.wait()
+    }
+
+    /// `shutdown()`.
+    public func stop() {
+        shutdown()
     }
 
     /// New connections opened so far (for tests of connection reuse).

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import PayhookCore
 import Synchronization
 
 /// The dedicated thread that drives one libcurl multi handle for `CurlHTTPClient`.

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Foundation
+import PayhookCore
 import Synchronization
 
 /// The ingress and admin HTTP/1.1 server, built on libmicrohttpd.
@@ -46,10 +47,12 @@ public final class HTTPServer: Sendable {
         case stopped
     }
 
-    private let configuration: HTTPServerConfiguration
+    let configuration: HTTPServerConfiguration
     private let context: DaemonContext
     private let tlsPEM: (key: String, certificate: String)?
     private let lifecycle = Mutex(Lifecycle.idle)
+    /// Fired by `stop()`; what `run()` (the `Service` face) waits for.
+    let stopped = StopSignal()
 
     /// Validates the configuration and reads TLS files; does not bind (see `start()`).
     /// - Throws: `HTTPServerError` with code `.invalidConfiguration` listing every bad value,
@@ -115,6 +118,7 @@ public final class HTTPServer: Sendable {
             if case .running(let running) = state { return running }
             return nil
         }
+        defer { stopped.fire() }
         guard let running else { return }
         running.timeoutSweep.cancel()
         context.shutDown()

@@ -1,6 +1,8 @@
 /// Limits and addresses for `HTTPServer`, fixed when the server is created.
 public struct HTTPServerConfiguration: Sendable {
     /// Listen address: numeric IPv4/IPv6, or a name resolved once at start.
+    /// How logs name this listener (its `Service` name in `payhook serve`).
+    public var name: String = "HTTP listener"
     public var host: String = "0.0.0.0"
     /// Listen port; 0 picks an ephemeral port, readable from `HTTPServer.boundPort`.
     public var port: Int = 8080

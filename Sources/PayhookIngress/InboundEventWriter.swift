@@ -45,7 +45,7 @@ package enum InboundWriteOutcome: Sendable {
 /// take a speculative-insertion lock for each. After a refused batch the writer stays on
 /// `ON CONFLICT` until a batch has no duplicate, so a burst of retries costs one statement per
 /// batch, not two.
-package final class InboundEventWriter: Sendable {
+package final class InboundEventWriter: Service {
     package typealias Completion = @Sendable (InboundWriteOutcome) -> Void
 
     package struct Pending: Sendable {
@@ -74,8 +74,14 @@ package final class InboundEventWriter: Sendable {
     /// running batch, as they would with a single writer.
     static let minConcurrentBatch = 64
 
-    package init(pool: PostgresPool, logger: Logger, metrics: MetricsRegistry, capacity: Int = 20_000) {
+    /// Writer loops `run()` starts.
+    let writerCount: Int
+
+    /// - Parameter writers: concurrent writer loops; two keep one batch committing while the
+    ///   next one fills.
+    package init(pool: PostgresPool, logger: Logger, metrics: MetricsRegistry, capacity: Int = 20_000, writers: Int = 2) {
         self.pool = pool
+        self.writerCount = max(1, writers)
         self.logger = logger
         metrics.describe("payhook_ingest_batch_rows", type: "histogram", help: "Deliveries per group-committed batch.",
                          buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500])
@@ -100,7 +106,7 @@ package final class InboundEventWriter: Sendable {
     /// Deliveries waiting for the next commit.
     package var queueDepth: Int { queue.depth }
 
-    /// Runs `count` concurrent writer loops until `stop()`; each uses its own pooled connection
+    /// Runs the writer loops until `stop()`; each uses its own pooled connection
     /// and runs on a thread of its own (a `DedicatedThreadExecutor`), where it blocks in libpq.
     ///
     /// Why a thread each: on the shared pool every batch crossed threads five times (the
@@ -109,9 +115,9 @@ package final class InboundEventWriter: Sendable {
     /// that arrive paced make batches of one or two rows, so that was paid per delivery. On its
     /// own thread a writer is woken once per batch and runs libpq inline
     /// (docs/decisions/0009-ingress-event-loop-and-writer-threads.md).
-    package func run(writers count: Int) async {
+    package func run() async {
         await withTaskGroup(of: Void.self) { group in
-            for index in 0..<count {
+            for index in 0..<writerCount {
                 let executor = DedicatedThreadExecutor(name: "ingest-writer-\(index)")
                 group.addTask(executorPreference: executor) {
                     await self.queue.runWorker()
@@ -123,6 +129,8 @@ package final class InboundEventWriter: Sendable {
 
     /// Stops taking deliveries; queued ones are still written before `run` returns.
     package func stop() { queue.stop() }
+
+    package var serviceName: String { "ingress writer" }
 
     /// The constraint whose refusal sends a batch to `InboundEventSQL.insertSkippingDuplicates`.
     static let dedupConstraint = "inbound_events_dedup"

@@ -201,7 +201,9 @@ package struct WebhookIngress: Sendable {
     }
 
     /// The kept headers as a JSON object with sorted keys (the content type replacing any kept
-    /// one); written by whole-string copies into one buffer because it runs for every delivery.
+    /// one). Headers that need escaping go through JSONOutput, the one writer; the rest, nearly
+    /// every delivery, take a fast path of whole-string copies into one buffer, because this runs
+    /// for every delivery. Both write the same bytes.
     static func headersJSON(_ kept: KeptHeaders, contentType: String?) -> String {
         var headers: [KeptHeaders.Header] = []
         headers.reserveCapacity(kept.headers.count + 1)
@@ -218,12 +220,7 @@ package struct WebhookIngress: Sendable {
             plain = plain && !JSONString.needsEscaping(header.name) && !JSONString.needsEscaping(header.value)
         }
         guard plain else {
-            var out = "{"
-            for (index, header) in headers.enumerated() {
-                if index > 0 { out += "," }
-                out += JSONString.quote(header.name) + ":" + JSONString.quote(header.value)
-            }
-            return out + "}"
+            return JSONOutput.object(headers.map { JSONOutput.Member($0.name, .string($0.value)) }).rendered
         }
         // Written straight into the String's storage: one allocation, no intermediate array.
         return String(unsafeUninitializedCapacity: capacity) { buffer in

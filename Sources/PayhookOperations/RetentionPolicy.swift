@@ -1,5 +1,5 @@
-package import PayhookCore
-/// How long payhook keeps deliveries it no longer needs, from the environment.
+/// How long payhook keeps deliveries it no longer needs, from the environment (parsed with
+/// the rest of the configuration, in PayhookApp's `RetentionPolicy+Parse.swift`).
 ///
 /// `PAYHOOK_RETENTION_DAYS` (default 30, at least `minimumInboundDays`) for processed
 /// `inbound_events`, `PAYHOOK_PAYMENT_EVENT_RETENTION_DAYS` (default 730) for `payment_events`,
@@ -18,56 +18,26 @@ package struct RetentionPolicy: Sendable, Equatable {
     /// would be stored and processed again. Ages are measured from `received_at`, the first
     /// receipt, which is no earlier than the provider's first attempt; the ingress and the sweeper
     /// read their hosts' clocks, which are assumed synchronized.
-    static let minimumInboundDays = 30
+    package static let minimumInboundDays = 30
 
-    var processedInboundDays = 30
+    package var processedInboundDays = 30
     /// History only: current state lives in `payments`, `orders` and `vault_tokens`, and refund
     /// and dispute references in `payment_adjustments`, which retention never touches. Two years
     /// outlast the card schemes' longest dispute windows, for the people reading the history.
-    var paymentEventDays = 730
-    var rejectedDays = 7
+    package var paymentEventDays = 730
+    package var rejectedDays = 7
     /// Succeeded and cancelled jobs. Safe to forget: every handler is idempotent on its
     /// business key (a fulfilled order, a delivered callback, a settled charge), so a job
     /// enqueued again once its old row is gone finds the work done.
-    var finishedJobDays = 7
-    var interval: Duration = .seconds(600)
+    package var finishedJobDays = 7
+    package var interval: Duration = .seconds(600)
     /// Rows per DELETE: short transactions, so no lock is held long on a busy table.
-    var batchSize = 1000
+    package var batchSize = 1000
     /// After each batch the sweeper waits this share of the time the batch took (100: as long
     /// again), so a sweep holds a connection and a backend's CPU at most about half the time.
     /// Why: retention is never urgent, but the first sweep after months of history (an upgrade, a
     /// shorter retention) deletes hundreds of thousands of rows as fast as the database allows,
     /// beside ingest. Later sweeps delete one interval's traffic, so the pause costs them nothing.
     /// bench/retention runs a sweep with and without it.
-    var pausePercent = 100
-
-    /// Parses the variables above, reporting every problem at once.
-    package static func parse(environment: [String: String]) -> Result<RetentionPolicy, ConfigurationError> {
-        var policy = RetentionPolicy()
-        var problems: [ConfigurationProblem] = []
-        func integer(_ name: String, _ range: ClosedRange<Int>) -> Int? {
-            guard let text = environment[name] else { return nil }
-            guard let value = Int(text), range.contains(value) else {
-                problems.append(ConfigurationProblem(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound)"))
-                return nil
-            }
-            return value
-        }
-        if let days = integer("PAYHOOK_RETENTION_DAYS", 0...3650) {
-            if days == 0 || days >= minimumInboundDays {
-                policy.processedInboundDays = days
-            } else {
-                problems.append(ConfigurationProblem(variable: "PAYHOOK_RETENTION_DAYS", message: """
-                    must be 0 (keep forever) or at least \(minimumInboundDays): providers retry a delivery for up to \
-                    \(minimumInboundDays) days (Adyen), and a retry of a deleted delivery would be processed again
-                    """))
-            }
-        }
-        if let days = integer("PAYHOOK_PAYMENT_EVENT_RETENTION_DAYS", 0...36500) { policy.paymentEventDays = days }
-        if let days = integer("PAYHOOK_REJECTED_RETENTION_DAYS", 0...3650) { policy.rejectedDays = days }
-        if let days = integer("PAYHOOK_JOB_RETENTION_DAYS", 0...3650) { policy.finishedJobDays = days }
-        if let seconds = integer("PAYHOOK_RETENTION_INTERVAL_SECONDS", 10...86400) { policy.interval = .seconds(seconds) }
-        if let percent = integer("PAYHOOK_RETENTION_PAUSE_PERCENT", 0...10000) { policy.pausePercent = percent }
-        return problems.isEmpty ? .success(policy) : .failure(ConfigurationError(problems: problems))
-    }
+    package var pausePercent = 100
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PayhookCore
 import Synchronization
 
 /// Counts for metrics: `open` = `idle` + `inUse` (in use includes connections being opened).
@@ -43,6 +44,8 @@ public final class PostgresPool: Sendable {
     private let acquireTimeout: Duration
     private let callDeadline: Duration?
     private let state = Mutex(State())
+    /// Fired by `stop()` (the `Service` face): `run()` then closes the pool.
+    let closeRequested = StopSignal()
     /// Fires acquire timeouts; a DispatchQueue timer needs no task to own and cancel it.
     private static let timerQueue = DispatchQueue(label: "payhook.postgres.pool.timers")
 

@@ -39,17 +39,16 @@ public struct JobRescuer: Sendable {
         }
     }
 
-    /// Calls `rescueExpired` every `interval` until the task is cancelled; errors are logged and
-    /// retried at the next tick.
+    /// Calls `rescueExpired` now and every `interval` until the task is cancelled; errors are
+    /// logged and retried at the next tick.
     public func run(every interval: Duration, logger: Logger) async {
-        while !Task.isCancelled {
+        await PeriodicLoop().run(every: interval) {
             do {
                 let rescued = try await rescueExpired()
                 if rescued > 0 { logger.warning("rescued jobs whose lease expired", ["jobs.rescued": .init(rescued)]) }
             } catch {
-                logger.error("job rescue failed", ["error": .string(error.description)])
+                logger.error("job rescue failed", ["error": .string(String(describing: error))])
             }
-            do { try await Task.sleep(for: interval) } catch { return }
         }
     }
 }

@@ -52,12 +52,14 @@ public final class JobWorker: Sendable {
         /// claims unless half the slots are free. Why: each claim is a commit; claiming one job per
         /// freed slot would make the commit rate, not the database's row throughput, the limit.
         public var fetchCooldown: Duration
+        /// What `stop()` (the `Service` face) gives in-flight jobs: see `shutdown(gracePeriod:)`.
+        public var shutdownGracePeriod: Duration
 
         /// Creates a configuration.
         public init(name: String = JobWorker.defaultName(), concurrency: Int = 10, lease: Duration = .seconds(60),
                     heartbeatInterval: Duration? = nil, pollInterval: Duration = .seconds(1),
                     listenConninfo: String?, rescueInterval: Duration? = .seconds(30),
-                    fetchCooldown: Duration = .milliseconds(20)) {
+                    fetchCooldown: Duration = .milliseconds(20), shutdownGracePeriod: Duration = .seconds(20)) {
             self.name = name
             self.concurrency = max(1, concurrency)
             self.lease = lease
@@ -66,6 +68,7 @@ public final class JobWorker: Sendable {
             self.listenConninfo = listenConninfo
             self.rescueInterval = rescueInterval
             self.fetchCooldown = fetchCooldown
+            self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
 
@@ -98,7 +101,7 @@ public final class JobWorker: Sendable {
     private let queue: JobQueue
     private let handlers: [String: AnyJobHandler]
     private let kinds: [String]
-    private let configuration: Configuration
+    let configuration: Configuration
     private let logger: Logger
     private let state = Mutex(State())
     private let doorbell: AsyncStream<Void>
@@ -347,34 +350,34 @@ public final class JobWorker: Sendable {
 
     // MARK: Services
 
+    // Both run until the services' group is cancelled, which stops their loops.
+
     private func tick() async {
-        while true {
-            do { try await Task.sleep(for: configuration.pollInterval) } catch { return }
-            ring()
-        }
+        await PeriodicLoop().run(every: configuration.pollInterval, first: .afterInterval) { ring() }
     }
 
     private func heartbeat() async {
-        while true {
-            do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
-            let jobs = state.withLock { Array($0.inFlight.values) }
-            guard !jobs.isEmpty else { continue }
-            do {
-                let renewedAt = ContinuousClock.now
-                let held = try await queue.extendLeases(jobs, lease: configuration.lease)
-                let leases = state.withLock { $0.leases }
-                for job in jobs {
-                    if held.contains(job.id) {
-                        leases[job.id]?.renew(until: renewedAt + configuration.lease)
-                    } else {
-                        // Another worker may run it now: stop this handler's provider calls.
-                        leases[job.id]?.lose()
-                        logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
-                    }
+        await PeriodicLoop().run(every: configuration.heartbeatInterval, first: .afterInterval) { await renewLeases() }
+    }
+
+    private func renewLeases() async {
+        let jobs = state.withLock { Array($0.inFlight.values) }
+        guard !jobs.isEmpty else { return }
+        do {
+            let renewedAt = ContinuousClock.now
+            let held = try await queue.extendLeases(jobs, lease: configuration.lease)
+            let leases = state.withLock { $0.leases }
+            for job in jobs {
+                if held.contains(job.id) {
+                    leases[job.id]?.renew(until: renewedAt + configuration.lease)
+                } else {
+                    // Another worker may run it now: stop this handler's provider calls.
+                    leases[job.id]?.lose()
+                    logger.warning("lease lost while running", ["job.id": .int(job.id), "job.kind": .string(job.kind)])
                 }
-            } catch {
-                logger.error("extending leases failed", ["error": .string(String(describing: error))])
             }
+        } catch {
+            logger.error("extending leases failed", ["error": .string(String(describing: error))])
         }
     }
 

@@ -34,12 +34,7 @@ package final class SubscriptionScheduler: Sendable {
     private let logger: Logger
     private let metrics: MetricsRegistry?
     private let now: @Sendable () -> Date
-    private let control = Mutex(Control())
-
-    private struct Control {
-        var stopped = false
-        var wake: AsyncStream<Void>.Continuation?
-    }
+    private let loop = PeriodicLoop()
 
     /// - Parameters:
     ///   - queue: where charge jobs go (its pool is not used: jobs are enqueued on the batch's connection).
@@ -60,46 +55,22 @@ package final class SubscriptionScheduler: Sendable {
 
     // MARK: Loop
 
-    /// Ticks every `settings.schedulerInterval` (and once at start) until `stop()`. Errors are
-    /// logged and the next tick tries again.
+    /// Ticks once at start and then every `settings.schedulerInterval` until `stop()`. Errors
+    /// are logged and the next tick tries again.
     package func run() async {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let registered = control.withLock { control in
-            guard !control.stopped else { return false }
-            control.wake = continuation
-            return true
-        }
-        guard registered else { return }
-        let interval = settings.schedulerInterval
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    continuation.yield()
-                }
+        await loop.run(every: settings.schedulerInterval) {
+            do {
+                let created = try await tick(now: now())
+                if created > 0 { logger.info("charges scheduled", ["charges.created": .init(created)]) }
+            } catch {
+                logger.error("scheduler tick failed", ["error": .string(String(describing: error))])
             }
-            continuation.yield()
-            for await _ in stream {
-                if control.withLock({ $0.stopped }) { break }
-                do {
-                    let created = try await tick(now: now())
-                    if created > 0 { logger.info("charges scheduled", ["charges.created": .init(created)]) }
-                } catch {
-                    logger.error("scheduler tick failed", ["error": .string(String(describing: error))])
-                }
-            }
-            group.cancelAll()
         }
     }
 
     /// Ends `run` after the batch in progress commits.
     package func stop() {
-        let wake = control.withLock { control in
-            control.stopped = true
-            return control.wake
-        }
-        wake?.yield()
-        wake?.finish()
+        loop.stop()
     }
 
     // MARK: Scheduling

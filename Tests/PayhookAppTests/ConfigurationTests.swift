@@ -79,6 +79,26 @@ struct ConfigurationTests {
         #expect(error?.description.contains("tok\n") == false)
     }
 
+    @Test("retention problems are reported with every other problem, by the one parser")
+    func retentionProblemsWithTheRest() {
+        let environment = [
+            "PAYHOOK_MAX_ATTEMPTS": "0",
+            "PAYHOOK_RETENTION_DAYS": "29",
+            "PAYHOOK_RETENTION_INTERVAL_SECONDS": "soon",
+        ]
+        let error = #expect(throws: ConfigurationError.self) { try parse(environment) }
+        #expect(Set(error?.problems.map(\.variable) ?? []) == [
+            "PAYHOOK_MAX_ATTEMPTS", "PAYHOOK_RETENTION_DAYS", "PAYHOOK_RETENTION_INTERVAL_SECONDS",
+        ])
+    }
+
+    @Test("retention settings are part of the configuration")
+    func retentionSettings() throws {
+        #expect(try parse([:]).retention == RetentionPolicy())
+        let retention = try parse(["PAYHOOK_RETENTION_DAYS": "90", "PAYHOOK_JOB_RETENTION_DAYS": "0"]).retention
+        #expect(retention.processedInboundDays == 90 && retention.finishedJobDays == 0)
+    }
+
     @Test("key rings are found for the default route and for each account")
     func perAccountRings() throws {
         let configuration = try parse([

@@ -24,12 +24,12 @@ struct InboundEventWriterTests {
     static func storeAsOneBatch(_ drafts: [InboundEventDraft], pool: PostgresPool,
                                 metrics: MetricsRegistry = MetricsRegistry()) async -> [InboundWriteOutcome?] {
         let outcomes = Outcomes()
-        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: metrics)
+        let writer = InboundEventWriter(pool: pool, logger: .silent, metrics: metrics, writers: 1)
         for (index, draft) in drafts.enumerated() {
             writer.store(draft) { outcome in outcomes.record(index, outcome) }
         }
         writer.stop()
-        await writer.run(writers: 1)
+        await writer.run()
         return outcomes.all
     }
 

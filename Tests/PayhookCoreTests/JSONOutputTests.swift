@@ -23,4 +23,13 @@ struct JSONOutputTests {
         #expect(JSONOutput.optional(5 as Int64?) == .int(5))
         #expect(JSONOutput.timestamp(Date(timeIntervalSince1970: 1_742_472_000.125)).rendered == #""2025-03-20T12:00:00.125Z""#)
     }
+
+    @Test("an object of optional members leaves the absent ones out, where null would be a value")
+    func omittingAbsent() {
+        let document = JSONOutput.object(omittingAbsent: [
+            ("reference", .string("r-1")), ("previous", nil), ("amount", .number("12.50")), ("shopper", nil),
+        ])
+        #expect(document.rendered == #"{"reference":"r-1","amount":12.50}"#)
+        #expect(JSONOutput.object(omittingAbsent: [("gone", nil)]).rendered == "{}")
+    }
 }

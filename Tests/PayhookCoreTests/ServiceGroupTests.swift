@@ -16,13 +16,19 @@ struct ServiceGroupTests {
         let serviceName: String
         let journal: Journal
         let endsAlone: Bool
+        let notesIntake: Bool
         private let stopped = Mutex<CheckedContinuation<Void, Never>?>(nil)
         private let stopRequested = Atomic<Bool>(false)
 
-        init(_ name: String, journal: Journal, endsAlone: Bool = false) {
+        init(_ name: String, journal: Journal, endsAlone: Bool = false, notesIntake: Bool = false) {
             self.serviceName = name
             self.journal = journal
             self.endsAlone = endsAlone
+            self.notesIntake = notesIntake
+        }
+
+        func stopIntake() {
+            if notesIntake { journal.note("\(serviceName) intake stopped") }
         }
 
         func run() async {
@@ -77,5 +83,25 @@ struct ServiceGroupTests {
         #expect(entries.first == "processor ended")
         #expect(entries.filter { $0.hasSuffix("stopped") } == ["writer stopped", "processor stopped", "worker stopped"])
         #expect(entries.contains("writer returned") && entries.contains("worker returned"))
+    }
+
+    @Test("shutdown stops every intake first, then stops each stage only once every service of the stage before has returned")
+    func stagedShutdown() async throws {
+        let journal = Journal()
+        let part = { (name: String) in Part(name, journal: journal, notesIntake: true) }
+        let stages = [[part("writer"), part("worker")], [part("listener"), part("client")], [part("pool")]]
+        let ending = await ServiceGroup(stages: stages, logger: .silent).run(until: {})
+        #expect(ending == .requested)
+        let entries = journal.all
+        #expect(Array(entries.prefix(5)) == ["writer", "worker", "listener", "client", "pool"].map { "\($0) intake stopped" })
+        func position(_ entry: String) throws -> Int { try #require(entries.firstIndex(of: entry)) }
+        for earlier in ["writer returned", "worker returned"] {
+            #expect(try position(earlier) < position("listener stopped"))
+        }
+        for earlier in ["listener returned", "client returned"] {
+            #expect(try position(earlier) < position("pool stopped"))
+        }
+        #expect(try position("listener stopped") < position("client stopped"))
+        #expect(entries.last == "pool returned")
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PayhookCore
 import PayhookTestSupport
 import Synchronization
 import Testing

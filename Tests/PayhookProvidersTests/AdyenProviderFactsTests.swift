@@ -169,7 +169,7 @@ struct AdyenProviderFactsTests {
         let body = try AdyenAPIClient.chargeBody(
             token: "M5N7TQ4TG5PFWR50", shopperReference: "shopper-9", amount: Money(minorUnits: iso, currency: currency),
             reference: "sub-9-cycle-2", merchantAccount: "PayhookECOM")
-        #expect(body.text.hasPrefix("{\"amount\":{\"currency\":\"\(currency)\",\"value\":\(expected)},"))
+        #expect(body.rendered.hasPrefix("{\"amount\":{\"currency\":\"\(currency)\",\"value\":\(expected)},"))
     }
 
     @Test("a subscription amount Adyen cannot express is refused before sending")

@@ -1,6 +1,5 @@
 import Foundation
 import PayhookCore
-import PayhookHTTP
 import Synchronization
 import Testing
 @testable import PayhookProviders
@@ -177,7 +176,7 @@ struct ChargeRequestTests {
         let body = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "1284659970-cUsTmRk2", previousTransactionReference: "PAY9",
             amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-cycle-7")
-        #expect(body.text == #"{"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","#
+        #expect(body.rendered == #"{"type":"online","processing_mode":"automatic_async","external_reference":"sub-42-cycle-7","#
             + #""total_amount":"100.10","currency":"BRL","payer":{"customer_id":"1284659970-cUsTmRk2"},"transactions":{"payments":[{"#
             + #""amount":"100.10","automatic_payments":{"payment_profile_id":"PP01"},"stored_credential":{"#
             + #""payment_initiator":"merchant","reason":"recurring","first_payment":false,"#
@@ -185,10 +184,10 @@ struct ChargeRequestTests {
         let first = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "c", previousTransactionReference: nil,
             amount: try Money(minorUnits: 1500, currency: "CLP"), reference: "r")
-        #expect(first.text.contains(#""total_amount":"1500","currency":"CLP""#), "the subscription's currency is sent, never dropped")
-        #expect(!first.text.contains("previous_transaction_reference"))
-        #expect(!first.text.contains("subscription_data"))
-        #expect(!first.text.contains("payment_method"), "no card token in a merchant-initiated charge")
+        #expect(first.rendered.contains(#""total_amount":"1500","currency":"CLP""#), "the subscription's currency is sent, never dropped")
+        #expect(!first.rendered.contains("previous_transaction_reference"))
+        #expect(!first.rendered.contains("subscription_data"))
+        #expect(!first.rendered.contains("payment_method"), "no card token in a merchant-initiated charge")
     }
 
     @Test("Mercado Pago: a charge with its billing cycle carries a payment-level subscription_data", arguments: [
@@ -202,7 +201,7 @@ struct ChargeRequestTests {
         let body = MercadoPagoAPIClient.chargeBody(
             token: "PP01", customerID: "c", previousTransactionReference: "PAY9", billing: billing,
             amount: try Money(minorUnits: 10010, currency: "BRL"), reference: "sub-42-c3")
-        #expect(body.text.hasSuffix(#""previous_transaction_reference":"PAY9"},"subscription_data":{"invoice_id":"sub-42-c3","#
+        #expect(body.rendered.hasSuffix(#""previous_transaction_reference":"PAY9"},"subscription_data":{"invoice_id":"sub-42-c3","#
             + #""billing_date":"2026-03-01","# + expected + "}}]}}"))
     }
 
@@ -211,7 +210,7 @@ struct ChargeRequestTests {
         let body = try AdyenAPIClient.chargeBody(
             token: "M5N7TQ4TG5PFWR50", shopperReference: "shopper-9", amount: try Money(minorUnits: 1010, currency: "EUR"),
             reference: "sub-9-cycle-2", merchantAccount: "PayhookECOM")
-        #expect(body.text == #"{"amount":{"currency":"EUR","value":1010},"merchantAccount":"PayhookECOM","#
+        #expect(body.rendered == #"{"amount":{"currency":"EUR","value":1010},"merchantAccount":"PayhookECOM","#
             + #""reference":"sub-9-cycle-2","paymentMethod":{"type":"scheme","storedPaymentMethodId":"M5N7TQ4TG5PFWR50"},"#
             + #""shopperReference":"shopper-9","shopperInteraction":"ContAuth","recurringProcessingModel":"Subscription","#
             + #""returnUrl":"https://payhook.invalid/adyen/return"}"#)
@@ -233,7 +232,7 @@ struct ChargeRequestTests {
             merchant: "PAYHOOK-1", site: "SITE-EU", merchantTransactionID: "sub-77-cycle-4",
             date: Date(timeIntervalSince1970: 1_747_731_062.826), credential: credential,
             amount: try Money(minorUnits: 10010, currency: "EUR"))
-        #expect(body.text == #"{"merchant":"PAYHOOK-1","site":"SITE-EU","merchantTransactionId":"sub-77-cycle-4","#
+        #expect(body.rendered == #"{"merchant":"PAYHOOK-1","site":"SITE-EU","merchantTransactionId":"sub-77-cycle-4","#
             + #""merchantTransactionDate":"2025-05-20T08:51:02.826Z","#
             + #""transactionMethod":{"intent":"Purchase","entryType":"Ecom","fundingType":"Card"},"#
             + #""amounts":{"transaction":100.10,"currencyCode":"EUR"},"fundingData":{"card":{"gatewayTokenId":"tok-1"}},"#

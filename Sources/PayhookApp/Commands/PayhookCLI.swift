@@ -76,7 +76,8 @@ public struct PayhookCLI: CommandGroup {
         switch command {
         case "version", "--version":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
-            output.print(flags.contains("--json") ? "{\"version\":\(JSONString.quote(Self.version))}" : "payhook \(Self.version)")
+            output.print(flags.contains("--json") ? JSONOutput.object([.init("version", .string(Self.version))]).rendered
+                                                  : "payhook \(Self.version)")
             return 0
         case "migrate":
             guard let flags = parseFlags(rest, allowed: ["--json"]) else { return 2 }
@@ -136,19 +137,19 @@ public struct PayhookCLI: CommandGroup {
         do {
             let migrator = PostgresMigrator(conninfo: loaded.1, migrations: try SchemaMigrations.all(),
                                             pooling: loaded.0.databasePooling)
-            var steps: [String] = []
+            var steps: [JSONOutput] = []
             let applied = try await migrator.migrate { migration, took in
                 let name = "\(String(format: "%04d", migration.version))_\(migration.name)"
                 let seconds = String(format: "%.3f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
                 if json {
-                    steps.append("{\"name\":\(JSONString.quote(name)),\"seconds\":\(seconds)}")
+                    steps.append(.object([.init("name", .string(name)), .init("seconds", .number(seconds))]))
                 } else {
                     output.print("applied \(name) in \(seconds) s")
                 }
             }
             if json {
-                output.print("{\"applied\":[" + applied.map { JSONString.quote("\(String(format: "%04d", $0.version))_\($0.name)") }.joined(separator: ",")
-                      + "],\"steps\":[" + steps.joined(separator: ",") + "]}")
+                let names = applied.map { JSONOutput.string("\(String(format: "%04d", $0.version))_\($0.name)") }
+                output.print(JSONOutput.object([.init("applied", .array(names)), .init("steps", .array(steps))]).rendered)
             } else if applied.isEmpty {
                 output.print("schema is up to date")
             }
@@ -164,11 +165,6 @@ public struct PayhookCLI: CommandGroup {
         case .success(let value): (configuration, databaseURL) = value
         case .failure(let error): return fail(error.description)
         }
-        let retention: RetentionPolicy
-        switch RetentionPolicy.parse(environment: environment) {
-        case .success(let policy): retention = policy
-        case .failure(let error): return fail(error.description)
-        }
         // A running server logs JSON lines to the process's standard output, not to `output`:
         // they are a log stream for the collector, not a command's answer.
         let logger = StandardOutputLog.logger(level: configuration.logLevel)
@@ -180,7 +176,7 @@ public struct PayhookCLI: CommandGroup {
                 logger.info("migrations applied", ["count": .init(applied.count)])
             }
             let server = try PayhookServer(configuration: configuration, databaseURL: databaseURL, logger: logger,
-                                           roles: roles, retention: retention)
+                                           roles: roles)
             let signals = ShutdownSignal()
             let hangup = HangupSignal { _ = server.reloadAdminCredentials() }
             try await server.run { await signals.wait() }

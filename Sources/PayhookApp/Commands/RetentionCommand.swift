@@ -29,8 +29,8 @@ struct RetentionCommand: CommandGroup {
         guard let arguments = parse(rest, options: [], flags: ["--json"]) else { return 2 }
         guard arguments.positionals.isEmpty else { return usageError("retention sweep takes no arguments") }
         let policy: RetentionPolicy
-        switch RetentionPolicy.parse(environment: environment) {
-        case .success(let value): policy = value
+        switch PayhookCLI.loadConfiguration(environment) {
+        case .success(let loaded): policy = loaded.0.retention
         case .failure(let error): return fail(error.description)
         }
         return await withDatabase { pool in
@@ -41,8 +41,12 @@ struct RetentionCommand: CommandGroup {
                 let elapsed = ContinuousClock.now - started
                 let seconds = String(format: "%.2f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 if arguments.flags.contains("--json") {
-                    output.print("{\"inbound_events\":\(outcome.inboundEvents),\"payment_events\":\(outcome.paymentEvents),"
-                          + "\"rejected_deliveries\":\(outcome.rejectedDeliveries),\"jobs\":\(outcome.jobs),\"seconds\":\(seconds)}")
+                    output.print(JSONOutput.object([
+                        .init("inbound_events", .int(Int64(outcome.inboundEvents))),
+                        .init("payment_events", .int(Int64(outcome.paymentEvents))),
+                        .init("rejected_deliveries", .int(Int64(outcome.rejectedDeliveries))),
+                        .init("jobs", .int(Int64(outcome.jobs))), .init("seconds", .number(seconds)),
+                    ]).rendered)
                 } else {
                     output.print("deleted \(outcome.inboundEvents) inbound_events, \(outcome.paymentEvents) payment_events, "
                           + "\(outcome.rejectedDeliveries) rejected_deliveries, \(outcome.jobs) jobs in \(seconds) s")

@@ -234,11 +234,13 @@ struct SendTestCommand: Subcommand {
         }
         if json {
             // One object per line, so `--count N --json` is JSON Lines.
-            let ids = delivery.ids.map { "\(JSONString.quote($0.0)):\(JSONString.quote($0.1))" }.joined(separator: ",")
-            output.print("{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
-                + "\"url\":\(JSONString.quote(url.absoluteString)),\"status\":\(answer.status),"
-                + "\"answer\":\(JSONString.quote(Self.printable(answer.body))),\"dedup_key\":\(JSONString.quote(dedupKey)),"
-                + "\"ids\":{\(ids)},\"emulator_seeded\":\(seeded.map(JSONString.quote) ?? "null")}")
+            output.print(JSONOutput.object([
+                .init("provider", .string(event.provider.rawValue)), .init("event", .string(event.name)),
+                .init("url", .string(url.absoluteString)), .init("status", .int(Int64(answer.status))),
+                .init("answer", .string(Self.printable(answer.body))), .init("dedup_key", .string(dedupKey)),
+                .init("ids", .object(delivery.ids.map { JSONOutput.Member($0.0, .string($0.1)) })),
+                .init("emulator_seeded", .optional(seeded)),
+            ]).rendered)
         } else {
             output.print("\(event.provider.rawValue) \(event.name) -> POST \(url.absoluteString)")
             output.print("  answer: \(answer.status) \(Self.printable(answer.body))")
@@ -281,10 +283,10 @@ struct SendTestCommand: Subcommand {
 
     private func printList(json: Bool) {
         if json {
-            output.print("[" + SendTestEvent.all.map { event in
-                "{\"provider\":\(JSONString.quote(event.provider.rawValue)),\"event\":\(JSONString.quote(event.name)),"
-                    + "\"summary\":\(JSONString.quote(event.summary))}"
-            }.joined(separator: ",") + "]")
+            output.print(JSONOutput.array(SendTestEvent.all.map { event in
+                .object([.init("provider", .string(event.provider.rawValue)), .init("event", .string(event.name)),
+                         .init("summary", .string(event.summary))])
+            }).rendered)
             return
         }
         var text = "events payhook send-test can fire (PROVIDER EVENT):\n"

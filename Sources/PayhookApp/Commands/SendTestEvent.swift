@@ -110,22 +110,30 @@ struct SendTestEvent: Sendable {
                                    ("fundingSource", "CREDIT"), ("paymentMethodVariant", "visa")]
             }
             additionalData += additional
-            var item = "{\"additionalData\":{" + additionalData.map { "\(JSONString.quote($0.0)):\(JSONString.quote($0.1))" }
-                .joined(separator: ",") + "},"
-            item += "\"amount\":{\"currency\":\(JSONString.quote(input.amount.currency)),\"value\":\(value)},"
-            item += "\"eventCode\":\(JSONString.quote(eventCode)),\"eventDate\":\(JSONString.quote(SendTestIDs.timestamp(input.now))),"
-            item += "\"merchantAccountCode\":\(JSONString.quote(input.adyenMerchantAccount)),"
-            item += "\"merchantReference\":\(JSONString.quote(input.reference)),"
-            if let originalReference { item += "\"originalReference\":\(JSONString.quote(originalReference))," }
-            if eventCode == "AUTHORISATION" { item += "\"operations\":[\"CANCEL\",\"CAPTURE\",\"REFUND\"]," }
-            item += "\"paymentMethod\":\"visa\",\"pspReference\":\(JSONString.quote(pspReference)),"
-            item += "\"reason\":\(JSONString.quote(reason ?? (eventCode == "AUTHORISATION" ? "083415:1111:03/2030" : ""))),"
-            item += "\"success\":\"true\"}"
-            let body = "{\"live\":\"false\",\"notificationItems\":[{\"NotificationRequestItem\":\(item)}]}"
+            var item: [JSONOutput.Member] = [
+                .init("additionalData", .object(additionalData.map { JSONOutput.Member($0.0, .string($0.1)) })),
+                .init("amount", .object([.init("currency", .string(input.amount.currency)), .init("value", .number(String(value)))])),
+                .init("eventCode", .string(eventCode)), .init("eventDate", .string(SendTestIDs.timestamp(input.now))),
+                .init("merchantAccountCode", .string(input.adyenMerchantAccount)),
+                .init("merchantReference", .string(input.reference)),
+            ]
+            if let originalReference { item.append(.init("originalReference", .string(originalReference))) }
+            if eventCode == "AUTHORISATION" {
+                item.append(.init("operations", .array(["CANCEL", "CAPTURE", "REFUND"].map(JSONOutput.string))))
+            }
+            item += [
+                .init("paymentMethod", .string("visa")), .init("pspReference", .string(pspReference)),
+                .init("reason", .string(reason ?? (eventCode == "AUTHORISATION" ? "083415:1111:03/2030" : ""))),
+                .init("success", .string("true")),
+            ]
+            let body = JSONOutput.object([
+                .init("live", .string("false")),
+                .init("notificationItems", .array([.object([.init("NotificationRequestItem", .object(item))])])),
+            ]).bytes
             var ids = [("pspReference", pspReference)]
             if let originalReference { ids.append(("originalReference", originalReference)) }
             ids += [("merchantReference", input.reference), ("amount", input.amount.description)]
-            return SendTestDelivery(headers: [("Content-Type", "application/json")], body: Array(body.utf8), seed: nil, ids: ids)
+            return SendTestDelivery(headers: [("Content-Type", "application/json")], body: body, seed: nil, ids: ids)
         }
     }
 
@@ -134,12 +142,15 @@ struct SendTestEvent: Sendable {
         SendTestEvent(provider: .adyen, name: type, summary: summary) { input in
             let token = input.id ?? SendTestIDs.adyenReference()
             let eventID = SendTestIDs.adyenReference()
-            let body = Array("""
-                {"createdAt":\(JSONString.quote(SendTestIDs.timestamp(input.now))),"data":{"merchantAccount":\
-                \(JSONString.quote(input.adyenMerchantAccount)),"operation":\(JSONString.quote(operation)),\
-                "shopperReference":\(JSONString.quote(input.reference)),"storedPaymentMethodId":\(JSONString.quote(token)),\
-                "type":"visa"},"environment":"test","eventId":\(JSONString.quote(eventID)),"type":\(JSONString.quote(type))}
-                """.utf8)
+            let body = JSONOutput.object([
+                .init("createdAt", .string(SendTestIDs.timestamp(input.now))),
+                .init("data", .object([
+                    .init("merchantAccount", .string(input.adyenMerchantAccount)), .init("operation", .string(operation)),
+                    .init("shopperReference", .string(input.reference)), .init("storedPaymentMethodId", .string(token)),
+                    .init("type", .string("visa")),
+                ])),
+                .init("environment", .string("test")), .init("eventId", .string(eventID)), .init("type", .string(type)),
+            ]).bytes
             return SendTestDelivery(
                 headers: [("Content-Type", "application/json"),
                           ("HmacSignature", WebhookSigner.adyenHeaderSignature(key: input.key, body: body))],
@@ -159,36 +170,44 @@ struct SendTestEvent: Sendable {
             // The order's payment keeps one id across its events, so order.refunded after
             // order.processed (same --id) refunds the payment that was paid.
             let paymentID = "PAY" + (orderID.hasPrefix("ORD") ? String(orderID.dropFirst(3)) : orderID)
-            let amount = JSONString.quote(input.amount.decimalString)
-            let now = JSONString.quote(SendTestIDs.timestamp(input.now))
+            let amount = JSONOutput.string(input.amount.decimalString)
+            let now = JSONOutput.string(SendTestIDs.timestamp(input.now))
             let (orderStatus, detail) = status == .processed ? ("processed", "accredited") : ("refunded", "refunded")
-            var order = """
-                {"id":\(JSONString.quote(orderID)),"type":"online","processing_mode":"automatic",\
-                "external_reference":\(JSONString.quote(input.reference)),"total_amount":\(amount),\
-                "total_paid_amount":\(amount),"currency":\(JSONString.quote(input.amount.currency)),\
-                "user_id":"\(SendTestIDs.mercadoPagoUserID)","status":"\(orderStatus)","status_detail":"\(detail)",\
-                "capture_mode":"automatic","created_date":\(now),"last_updated_date":\(now),\
-                "transactions":{"payments":[{"id":\(JSONString.quote(paymentID)),"amount":\(amount),\
-                "paid_amount":\(amount),"status":"\(orderStatus)","status_detail":"\(detail)",\
-                "payment_method":{"id":"master","type":"credit_card","installments":1}}]
-                """
+            var transactions: [JSONOutput.Member] = [.init("payments", .array([.object([
+                .init("id", .string(paymentID)), .init("amount", amount), .init("paid_amount", amount),
+                .init("status", .string(orderStatus)), .init("status_detail", .string(detail)),
+                .init("payment_method", .object([
+                    .init("id", .string("master")), .init("type", .string("credit_card")), .init("installments", .int(1)),
+                ])),
+            ])]))]
             if status == .refunded {
-                order += """
-                    ,"refunds":[{"id":\(JSONString.quote("REF" + paymentID.dropFirst(3))),\
-                    "transaction_id":\(JSONString.quote(paymentID)),"amount":\(amount),"status":"processed"}]
-                    """
+                transactions.append(.init("refunds", .array([.object([
+                    .init("id", .string("REF" + String(paymentID.dropFirst(3)))), .init("transaction_id", .string(paymentID)),
+                    .init("amount", amount), .init("status", .string("processed")),
+                ])])))
             }
-            order += "}}"
-            let notification = """
-                {"action":\(JSONString.quote(action)),"api_version":"v1","data":{"id":\(JSONString.quote(orderID)),\
-                "external_reference":\(JSONString.quote(input.reference)),"status":"\(orderStatus)",\
-                "status_detail":"\(detail)","total_paid_amount":\(amount),"version":\(status == .processed ? 3 : 4)},\
-                "date_created":\(now),"id":\(SendTestIDs.mercadoPagoNotification()),"live_mode":false,\
-                "type":"order","user_id":"\(SendTestIDs.mercadoPagoUserID)"}
-                """
+            let order: JSONOutput = .object([
+                .init("id", .string(orderID)), .init("type", .string("online")), .init("processing_mode", .string("automatic")),
+                .init("external_reference", .string(input.reference)), .init("total_amount", amount),
+                .init("total_paid_amount", amount), .init("currency", .string(input.amount.currency)),
+                .init("user_id", .string(SendTestIDs.mercadoPagoUserID)), .init("status", .string(orderStatus)),
+                .init("status_detail", .string(detail)), .init("capture_mode", .string("automatic")),
+                .init("created_date", now), .init("last_updated_date", now), .init("transactions", .object(transactions)),
+            ])
+            let notification: JSONOutput = .object([
+                .init("action", .string(action)), .init("api_version", .string("v1")),
+                .init("data", .object([
+                    .init("id", .string(orderID)), .init("external_reference", .string(input.reference)),
+                    .init("status", .string(orderStatus)), .init("status_detail", .string(detail)),
+                    .init("total_paid_amount", amount), .init("version", .int(status == .processed ? 3 : 4)),
+                ])),
+                .init("date_created", now), .init("id", .number(SendTestIDs.mercadoPagoNotification())),
+                .init("live_mode", .bool(false)), .init("type", .string("order")),
+                .init("user_id", .string(SendTestIDs.mercadoPagoUserID)),
+            ])
             return mercadoPagoDelivery(
-                input, dataID: orderID, topic: "order", body: Array(notification.utf8),
-                seed: ("mercadopago/orders/" + orderID, Array(order.utf8)),
+                input, dataID: orderID, topic: "order", body: notification.bytes,
+                seed: ("mercadopago/orders/" + orderID, order.bytes),
                 ids: [("order", orderID), ("payment", paymentID), ("external_reference", input.reference),
                       ("amount", input.amount.description)])
         }
@@ -198,25 +217,28 @@ struct SendTestEvent: Sendable {
     private static func mercadoPagoPayment(_ action: String, _ summary: String) -> SendTestEvent {
         SendTestEvent(provider: .mercadopago, name: action, summary: summary) { input in
             let paymentID = input.id ?? SendTestIDs.mercadoPagoPayment()
-            let now = JSONString.quote(SendTestIDs.timestamp(input.now))
+            let now = JSONOutput.string(SendTestIDs.timestamp(input.now))
             // Classic payments carry amounts as JSON numbers.
-            let payment = """
-                {"id":\(JSONString.isNumber(paymentID) ? paymentID : JSONString.quote(paymentID)),\
-                "date_created":\(now),"date_approved":\(now),"date_last_updated":\(now),\
-                "collector_id":\(SendTestIDs.mercadoPagoUserID),"operation_type":"regular_payment",\
-                "payment_method_id":"visa","payment_type_id":"credit_card","status":"approved",\
-                "status_detail":"accredited","currency_id":\(JSONString.quote(input.amount.currency)),\
-                "transaction_amount":\(input.amount.decimalString),"transaction_amount_refunded":0,"captured":true,\
-                "external_reference":\(JSONString.quote(input.reference)),"payer":{"id":"1284659970-send-test"}}
-                """
-            let notification = """
-                {"action":\(JSONString.quote(action)),"api_version":"v1","data":{"id":\(JSONString.quote(paymentID))},\
-                "date_created":\(now),"id":\(SendTestIDs.mercadoPagoNotification()),"live_mode":false,\
-                "type":"payment","user_id":\(SendTestIDs.mercadoPagoUserID)}
-                """
+            let payment: JSONOutput = .object([
+                .init("id", JSONString.isNumber(paymentID) ? .number(paymentID) : .string(paymentID)),
+                .init("date_created", now), .init("date_approved", now), .init("date_last_updated", now),
+                .init("collector_id", .number(SendTestIDs.mercadoPagoUserID)), .init("operation_type", .string("regular_payment")),
+                .init("payment_method_id", .string("visa")), .init("payment_type_id", .string("credit_card")),
+                .init("status", .string("approved")), .init("status_detail", .string("accredited")),
+                .init("currency_id", .string(input.amount.currency)),
+                .init("transaction_amount", .number(input.amount.decimalString)), .init("transaction_amount_refunded", .int(0)),
+                .init("captured", .bool(true)), .init("external_reference", .string(input.reference)),
+                .init("payer", .object([.init("id", .string("1284659970-send-test"))])),
+            ])
+            let notification: JSONOutput = .object([
+                .init("action", .string(action)), .init("api_version", .string("v1")),
+                .init("data", .object([.init("id", .string(paymentID))])), .init("date_created", now),
+                .init("id", .number(SendTestIDs.mercadoPagoNotification())), .init("live_mode", .bool(false)),
+                .init("type", .string("payment")), .init("user_id", .number(SendTestIDs.mercadoPagoUserID)),
+            ])
             return mercadoPagoDelivery(
-                input, dataID: paymentID, topic: "payment", body: Array(notification.utf8),
-                seed: ("mercadopago/payments/" + paymentID, Array(payment.utf8)),
+                input, dataID: paymentID, topic: "payment", body: notification.bytes,
+                seed: ("mercadopago/payments/" + paymentID, payment.bytes),
                 ids: [("payment", paymentID), ("external_reference", input.reference), ("amount", input.amount.description)])
         }
     }
@@ -244,29 +266,39 @@ struct SendTestEvent: Sendable {
     private static func pxpTransaction(_ name: String, _ summary: String, state: String) -> SendTestEvent {
         SendTestEvent(provider: .pxp, name: name, summary: summary) { input in
             let transactionID = input.id ?? UUID().uuidString.lowercased()
-            let now = JSONString.quote(SendTestIDs.timestamp(input.now))
-            let amount = input.amount.decimalString
-            let currency = JSONString.quote(input.amount.currency)
-            let refused = state == "Refused"
-            let stateData = refused ? #","stateData":{"code":"CRD005","message":"Refused by the issuer"}"# : ""
-            let approval = refused ? "" : #","approvalCode":"083415""#
-            let owner = #"{"merchant":\#(JSONString.quote(input.pxpMerchant)),"site":\#(JSONString.quote(input.pxpSite))}"#
-            let transaction = """
-                {"systemTransactionId":\(JSONString.quote(transactionID)),"state":"\(state)",\
-                "stateMessage":"Transaction \(state)"\(stateData)\(approval),\
-                "transactionMethod":{"intent":"\(state == "Captured" ? "Purchase" : "Authorisation")",\
-                "fundingType":"Card","entryType":"Ecom"},"merchant":\(JSONString.quote(input.pxpMerchant)),\
-                "site":\(JSONString.quote(input.pxpSite)),"merchantTransactionId":\(JSONString.quote(input.reference)),\
-                "merchantTransactionDate":\(now),"amounts":{"transactionValue":\(amount),"currencyCode":\(currency)},\
-                "shopper":{"id":"shopper-send-test"}}
-                """
-            let event = """
-                {"eventCategory":"Transaction","eventDate":\(now),"eventData":{"state":"\(state)"\(stateData)\(approval),\
-                "systemTransactionId":\(JSONString.quote(transactionID)),\
-                "merchantTransactionId":\(JSONString.quote(input.reference)),\
-                "amounts":{"transaction":\(amount),"currencyCode":\(currency)}},"eventOwner":\(owner)}
-                """
-            return pxpDelivery(input, body: Array(event.utf8), seed: ("pxp/transactions/" + transactionID, Array(transaction.utf8)),
+            let now = JSONOutput.string(SendTestIDs.timestamp(input.now))
+            let amount = JSONOutput.number(input.amount.decimalString)
+            let currency = JSONOutput.string(input.amount.currency)
+            // After the state, in both documents: why it was refused, or the approval code.
+            let outcome: [JSONOutput.Member] = state == "Refused"
+                ? [.init("stateData", .object([.init("code", .string("CRD005")), .init("message", .string("Refused by the issuer"))]))]
+                : [.init("approvalCode", .string("083415"))]
+            var transaction: [JSONOutput.Member] = [
+                .init("systemTransactionId", .string(transactionID)), .init("state", .string(state)),
+                .init("stateMessage", .string("Transaction \(state)")),
+            ]
+            transaction += outcome
+            transaction += [
+                .init("transactionMethod", .object([
+                    .init("intent", .string(state == "Captured" ? "Purchase" : "Authorisation")),
+                    .init("fundingType", .string("Card")), .init("entryType", .string("Ecom")),
+                ])),
+                .init("merchant", .string(input.pxpMerchant)), .init("site", .string(input.pxpSite)),
+                .init("merchantTransactionId", .string(input.reference)), .init("merchantTransactionDate", now),
+                .init("amounts", .object([.init("transactionValue", amount), .init("currencyCode", currency)])),
+                .init("shopper", .object([.init("id", .string("shopper-send-test"))])),
+            ]
+            var eventData: [JSONOutput.Member] = [.init("state", .string(state))]
+            eventData += outcome
+            eventData += [
+                .init("systemTransactionId", .string(transactionID)), .init("merchantTransactionId", .string(input.reference)),
+                .init("amounts", .object([.init("transaction", amount), .init("currencyCode", currency)])),
+            ]
+            let event: JSONOutput = .object([
+                .init("eventCategory", .string("Transaction")), .init("eventDate", now), .init("eventData", .object(eventData)),
+                .init("eventOwner", .object([.init("merchant", .string(input.pxpMerchant)), .init("site", .string(input.pxpSite))])),
+            ])
+            return pxpDelivery(input, body: event.bytes, seed: ("pxp/transactions/" + transactionID, JSONOutput.object(transaction).bytes),
                                ids: [("systemTransactionId", transactionID), ("merchantTransactionId", input.reference),
                                      ("amount", input.amount.description)])
         }
@@ -276,14 +308,16 @@ struct SendTestEvent: Sendable {
     private static func pxpToken(_ name: String, _ summary: String, status: String) -> SendTestEvent {
         SendTestEvent(provider: .pxp, name: name, summary: summary) { input in
             let token = input.id ?? UUID().uuidString.lowercased()
-            let event = """
-                {"eventCategory":"Token","eventDate":\(JSONString.quote(SendTestIDs.timestamp(input.now))),\
-                "eventData":{"gatewayTokenId":\(JSONString.quote(token)),"status":"\(status)","scheme":"Visa",\
-                "maskedPrimaryAccountNumber":"411111******1111","expiryMonth":"03","expiryYear":"2030",\
-                "shopper":{"id":\(JSONString.quote(input.reference))}},\
-                "eventOwner":{"merchant":\(JSONString.quote(input.pxpMerchant)),"site":\(JSONString.quote(input.pxpSite))}}
-                """
-            return pxpDelivery(input, body: Array(event.utf8), seed: nil,
+            let event: JSONOutput = .object([
+                .init("eventCategory", .string("Token")), .init("eventDate", .string(SendTestIDs.timestamp(input.now))),
+                .init("eventData", .object([
+                    .init("gatewayTokenId", .string(token)), .init("status", .string(status)), .init("scheme", .string("Visa")),
+                    .init("maskedPrimaryAccountNumber", .string("411111******1111")), .init("expiryMonth", .string("03")),
+                    .init("expiryYear", .string("2030")), .init("shopper", .object([.init("id", .string(input.reference))])),
+                ])),
+                .init("eventOwner", .object([.init("merchant", .string(input.pxpMerchant)), .init("site", .string(input.pxpSite))])),
+            ])
+            return pxpDelivery(input, body: event.bytes, seed: nil,
                                ids: [("gatewayTokenId", token), ("shopper", input.reference)])
         }
     }

@@ -67,6 +67,7 @@ extension Configuration {
             accounts: Set(configuration.webhookSecrets.rings[.mercadopago].map { Array($0.keys) } ?? []))
         configuration.fulfillment = reader.fulfillmentSettings()
         configuration.sweep = reader.providerSweepSettings(subscriptions: configuration.subscriptions)
+        configuration.retention = reader.retentionPolicy()
         configuration.processorThreads = reader.enumeration("PAYHOOK_PROCESSOR_THREADS", default: ProcessorThreads.dedicated)
         configuration.ingress = reader.ingressSettings(maxBodyBytes: configuration.maxBodyBytes)
         configuration.jobLease = .seconds(reader.integer("PAYHOOK_JOB_LEASE_SECONDS", default: 60, range: 2...3600))

@@ -6,6 +6,7 @@ public import PayhookIngress
 public import PayhookProcessing
 public import PayhookSubscriptions
 package import PayhookAdmin
+package import PayhookOperations
 
 /// Everything payhook reads from its environment, parsed once at start.
 ///
@@ -49,6 +50,8 @@ public struct Configuration: Sendable {
     public var fulfillment = FulfillmentSettings()
     /// What the provider sweep looks for and when (`PAYHOOK_SWEEP_*`, `PAYHOOK_CALLBACK_ORDER_EXPIRED`).
     public var sweep = ProviderSweepSettings()
+    /// How long deliveries, history and finished jobs are kept (`PAYHOOK_*RETENTION*`).
+    package var retention = RetentionPolicy()
     /// Claim loops per process for the `processor` role (`PAYHOOK_PROCESSOR_WORKERS`).
     public var processorWorkers: Int = 2
     /// Inbound events claimed per transaction (`PAYHOOK_PROCESSOR_BATCH`).

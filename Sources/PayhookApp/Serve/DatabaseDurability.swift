@@ -51,7 +51,9 @@ final class DatabaseDurability: Service {
     private let logger: Logger
     private let interval: Duration
     private let latest = Mutex<Status?>(nil)
-    private let running = Mutex<(stopped: Bool, task: Task<Void, Never>?)>((false, nil))
+    /// The status last logged, so a warning is repeated only when the status changes.
+    private let logged = Mutex<Status?>(nil)
+    private let loop = PeriodicLoop()
 
     init(pool: PostgresPool, metrics: MetricsRegistry, logger: Logger, interval: Duration = .seconds(30)) {
         self.pool = pool
@@ -82,33 +84,22 @@ final class DatabaseDurability: Service {
     /// Logs the warning at start (and again whenever the status changes), refreshes the gauges
     /// every `interval` until `stop()`.
     func run() async {
-        let task = Task { [self] in
-            var logged: Status?
-            while !Task.isCancelled {
-                if let status = try? await read() {
-                    latest.withLock { $0 = status }
-                    if status != logged, let warning = status.warning {
-                        logger.warning(warning, ["synchronous_commit": .string(status.synchronousCommit),
-                                                 "synchronous_standbys": .init(status.synchronousStandbys ?? -1)])
-                    }
-                    logged = status
-                }
-                try? await Task.sleep(for: interval)
+        await loop.run(every: interval) {
+            guard let status = try? await read() else { return }
+            latest.withLock { $0 = status }
+            let changed = logged.withLock { logged in
+                defer { logged = status }
+                return logged != status
+            }
+            if changed, let warning = status.warning {
+                logger.warning(warning, ["synchronous_commit": .string(status.synchronousCommit),
+                                         "synchronous_standbys": .init(status.synchronousStandbys ?? -1)])
             }
         }
-        let stopped = running.withLock { state in
-            state.task = task
-            return state.stopped
-        }
-        if stopped { task.cancel() }
-        await task.value
     }
 
+    /// Ends `run` after the read in progress.
     func stop() {
-        let task = running.withLock { state in
-            state.stopped = true
-            return state.task
-        }
-        task?.cancel()
+        loop.stop()
     }
 }

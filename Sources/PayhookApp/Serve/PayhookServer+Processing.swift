@@ -24,9 +24,18 @@ extension PayhookServer {
     /// credentials are configured. A provider left out answers its thin events with a retryable
     /// "no API client configured" error, so they reach the dead letters (replayable), never a guess.
     static func providerClients(configuration: Configuration, logger: Logger) -> PaymentProviderClients {
-        let api = configuration.providerAPIs
+        providerClients(configuration: configuration, http: providerHTTPClient(configuration: configuration), logger: logger)
+    }
+
+    /// The HTTP client the provider API clients share, a part of the process stopped after
+    /// everything that calls providers.
+    static func providerHTTPClient(configuration: Configuration) -> CurlHTTPClient {
         // Enough slots for every charge the worker keeps in flight plus processor fetches.
-        let http = CurlHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32))
+        CurlHTTPClient(maxConcurrent: max(64, configuration.subscriptions.chargeConcurrency + 32), name: "provider HTTP client")
+    }
+
+    static func providerClients(configuration: Configuration, http: any HTTPClient, logger: Logger) -> PaymentProviderClients {
+        let api = configuration.providerAPIs
         var clients: [any PaymentProviderClient] = []
         if let token = api.mercadoPagoAccessToken, let url = URL(string: api.mercadoPagoBaseURL) {
             clients.append(MercadoPagoAPIClient(

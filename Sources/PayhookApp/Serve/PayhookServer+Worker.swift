@@ -15,7 +15,7 @@ extension PayhookServer {
     /// The job worker of the `worker` role: fulfillment, merchant callbacks and recurring
     /// charges, each handler wrapped so its runs are counted and timed by kind. Concurrency is
     /// `PAYHOOK_CHARGE_CONCURRENCY`: charges are the slow calls (provider round trips).
-    static func makeWorker(configuration: Configuration, databaseURL: String, pool: PostgresPool,
+    static func makeWorker(configuration: Configuration, databaseURL: String, pool: PostgresPool, http: any HTTPClient,
                            subscriptions: SubscriptionRuntime, metrics: MetricsRegistry, logger: Logger) throws -> JobWorker {
         let queue = JobQueue(pool: pool)
         let workerLogger = logger.with(["role": .string(ServeRole.worker.rawValue)])
@@ -23,7 +23,6 @@ extension PayhookServer {
         if signer == nil {
             workerLogger.warning("PAYHOOK_FULFILLMENT_SECRET is not set: merchant callbacks wait (and retry) until it is")
         }
-        let http = CurlHTTPClient(maxConcurrent: 64)
         let handlers = [
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue, settings: configuration.fulfillment,
                                               metrics: metrics, logger: workerLogger)),
@@ -43,7 +42,8 @@ extension PayhookServer {
                              configuration: JobWorker.Configuration(
                                 concurrency: subscriptions.settings.chargeConcurrency, lease: configuration.jobLease,
                                 listenConninfo: configuration.listenURL(databaseURL: databaseURL),
-                                rescueInterval: min(.seconds(30), configuration.jobLease / 2)),
+                                rescueInterval: min(.seconds(30), configuration.jobLease / 2),
+                                shutdownGracePeriod: jobGracePeriod),
                              logger: workerLogger)
     }
 

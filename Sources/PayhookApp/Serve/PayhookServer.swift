@@ -23,6 +23,10 @@ final class PayhookServer: Sendable {
     private let rejections: RejectedDeliveryRecorder
     private let ingressServer: HTTPServer
     private let adminServer: HTTPServer
+    /// Shared by the provider API clients (processor fetches, charges, token registration).
+    private let providerHTTP: CurlHTTPClient
+    /// Sends merchant callbacks; `nil` unless the `worker` role is on.
+    private let callbackHTTP: CurlHTTPClient?
     /// Roles this process runs (`serve --roles`); the admin listener always runs.
     let roles: Set<ServeRole>
     /// Normalizes inbound events; `nil` unless the `processor` role is on.
@@ -56,11 +60,8 @@ final class PayhookServer: Sendable {
         AdminOperation("GET", "/readyz", nil),
     ]
 
-    /// Writer loops: two keep one batch committing while the next one fills.
-    static let writerCount = 2
-
     init(configuration: Configuration, databaseURL: String, logger: Logger,
-         roles: Set<ServeRole> = Set(ServeRole.allCases), retention: RetentionPolicy = RetentionPolicy()) throws {
+         roles: Set<ServeRole> = Set(ServeRole.allCases)) throws {
         self.configuration = configuration
         self.logger = logger
         self.roles = roles
@@ -82,7 +83,12 @@ final class PayhookServer: Sendable {
         let rejections = RejectedDeliveryRecorder(pool: pool, metrics: metrics, logger: logger)
         self.rejections = rejections
         let needsClients = !roles.isDisjoint(with: [.processor, .worker])
-        let clients = needsClients ? Self.providerClients(configuration: configuration, logger: logger) : PaymentProviderClients([])
+        let providerHTTP = Self.providerHTTPClient(configuration: configuration)
+        self.providerHTTP = providerHTTP
+        // Registering a saved token asks the provider first, so the admin API needs the API
+        // clients even in a process without the processor or worker role.
+        let apiClients = Self.providerClients(configuration: configuration, http: providerHTTP, logger: logger)
+        let clients = needsClients ? apiClients : PaymentProviderClients([])
         self.processor = roles.contains(.processor)
             ? Self.makeProcessor(configuration: configuration, databaseURL: databaseURL, pool: pool, clients: clients,
                                  logger: logger, metrics: metrics)
@@ -94,10 +100,12 @@ final class PayhookServer: Sendable {
             ? ProviderSweep(pool: pool, settings: configuration.sweep, fulfillment: configuration.fulfillment,
                             queue: JobQueue(pool: pool), metrics: metrics, logger: logger.with(["role": "sweep"]))
             : nil
-        self.worker = roles.contains(.worker)
-            ? try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool,
-                                  subscriptions: subscriptions, metrics: metrics, logger: logger)
-            : nil
+        let callbackHTTP = roles.contains(.worker) ? CurlHTTPClient(maxConcurrent: 64, name: "callback HTTP client") : nil
+        self.callbackHTTP = callbackHTTP
+        self.worker = try callbackHTTP.map { http in
+            try Self.makeWorker(configuration: configuration, databaseURL: databaseURL, pool: pool, http: http,
+                                subscriptions: subscriptions, metrics: metrics, logger: logger)
+        }
 
         if !roles.isDisjoint(with: [.processor, .worker]), configuration.listenURL(databaseURL: databaseURL) == nil {
             logger.warning("""
@@ -119,15 +127,13 @@ final class PayhookServer: Sendable {
         }
 
         self.durability = DatabaseDurability(pool: pool, metrics: metrics, logger: logger)
-        self.maintenance = BackgroundMaintenance(pool: pool, policy: retention, metrics: metrics, logger: logger)
+        self.maintenance = BackgroundMaintenance(pool: pool, policy: configuration.retention, metrics: metrics, logger: logger)
         let adminAPIs = AdminRouter([
             DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool)),
             OrderAdminAPI(service: OrderService(
                 pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))),
             SubscriptionAdminAPI(pool: pool),
-            // Registering a saved token asks the provider first, so it needs the API clients
-            // even in a process without the processor or worker role.
-            VaultTokenAdminAPI(pool: pool, clients: needsClients ? clients : Self.providerClients(configuration: configuration, logger: logger)),
+            VaultTokenAdminAPI(pool: pool, clients: apiClients),
         ])
 
         let ingress = WebhookIngress(
@@ -138,6 +144,7 @@ final class PayhookServer: Sendable {
         let readiness = ReadinessProbe(pool: pool, migrator: migrator)
 
         var ingressConfig = HTTPServerConfiguration()
+        ingressConfig.name = "ingress listener"
         ingressConfig.host = configuration.listen.host
         ingressConfig.port = configuration.listen.port
         ingressConfig.maxBodyBytes = configuration.maxBodyBytes
@@ -176,6 +183,7 @@ final class PayhookServer: Sendable {
         }
 
         var adminConfig = HTTPServerConfiguration()
+        adminConfig.name = "admin listener"
         adminConfig.host = configuration.adminListen.host
         adminConfig.port = configuration.adminListen.port
         adminConfig.maxBodyBytes = 1 << 20
@@ -242,53 +250,36 @@ final class PayhookServer: Sendable {
         if adminCredentials.credentials.all.isEmpty {
             logger.warning("neither PAYHOOK_ADMIN_TOKEN nor PAYHOOK_ADMIN_CREDENTIALS_FILE gives a credential: the admin API and /metrics refuse every request")
         }
-        let ending = await ServiceGroup(services, logger: logger).run(until: shutdown) {
+        let ending = await ServiceGroup(stages: shutdownStages, logger: logger).run(until: shutdown) {
             logger.info("shutting down: no new connections; draining queued deliveries")
-            ingressServer.stopAccepting()
-            adminServer.stopAccepting()
-            console.bulkReplay.stop()
         }
-        if ingressOn { ingressServer.stop() }
-        adminServer.stop()
-        await pool.close()
         logger.info("payhook stopped")
         if case .serviceEnded(let name) = ending { throw ServiceEndedEarly(service: name) }
     }
 
-    /// The long-running parts of this process's roles, in graceful-shutdown order: the ingress
-    /// writers first (an acknowledged delivery is stored before anything else stops), then
-    /// what consumes the inbox and the jobs, maintenance last.
-    var services: [any Service] {
-        let writer = self.writer
-        var services: [any Service] = [
-            ServiceClosures("ingress writer", run: { await writer.run(writers: Self.writerCount) }, stop: { writer.stop() }),
-            rejections,
-        ]
-        if let processor { services.append(processor) }
-        if let scheduler { services.append(scheduler) }
-        if let sweep, let interval = configuration.sweep.interval {
-            let loop = PeriodicLoop()
-            let logger = self.logger
-            services.append(ServiceClosures("provider sweep", run: {
-                await loop.run(every: interval) {
-                    do {
-                        try await sweep.sweep(now: Date())
-                    } catch {
-                        logger.warning("provider sweep failed; the next round starts over",
-                                       ["error": .string(String(describing: error))])
-                    }
-                }
-            }, stop: { loop.stop() }))
-        }
-        if let worker {
-            services.append(ServiceClosures("job worker", run: { await worker.run() },
-                                            stop: { worker.shutdown(gracePeriod: Self.jobGracePeriod) }))
-        }
-        services.append(maintenance)
-        services.append(consoleRollUp)
-        services.append(durability)
-        return services
+    /// The parts of this process, in graceful-shutdown order. First every part stops its intake
+    /// (the listeners stop accepting, the console's bulk replay is cancelled). Then:
+    /// 1. what does the work, the ingress writers first (an acknowledged delivery is stored
+    ///    before anything else stops), then what consumes the inbox and the jobs, maintenance last;
+    /// 2. once all of those have returned, what they used: the listeners' open connections
+    ///    (answered by then) and the HTTP clients;
+    /// 3. last, the database pool.
+    var shutdownStages: [[any Service]] {
+        var drain: [any Service] = [writer, rejections]
+        if let processor { drain.append(processor) }
+        if let scheduler { drain.append(scheduler) }
+        if let sweep { drain.append(sweep) }
+        if let worker { drain.append(worker) }
+        drain += [maintenance, consoleRollUp, durability, console.bulkReplay]
+        var connections: [any Service] = roles.contains(.ingress) ? [ingressServer] : []
+        connections.append(adminServer)
+        connections.append(providerHTTP)
+        if let callbackHTTP { connections.append(callbackHTTP) }
+        return [drain, connections, [pool]]
     }
+
+    /// Every part of this process, in the order `shutdownStages` stops them.
+    var services: [any Service] { shutdownStages.flatMap { $0 } }
 
     /// Re-reads `PAYHOOK_ADMIN_CREDENTIALS_FILE` (on SIGHUP); requests under way finish with the
     /// credential they started with. Returns whether the new file is in force.

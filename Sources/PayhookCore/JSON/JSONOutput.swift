@@ -1,7 +1,8 @@
 package import Foundation
 
 /// The one JSON writer: a value built in code (CLI and admin API output, the emulator's
-/// provider documents), rendered compactly with object members in the order they were given.
+/// provider documents, the provider clients' request bodies), rendered compactly with object
+/// members in the order they were given.
 ///
 /// Why not `JSONSerialization`: it reorders keys and turns numbers into `NSNumber`s whose text
 /// may change (`100.10` can come back as `100.09999999999999`); operators diff and grep this
@@ -27,6 +28,12 @@ package enum JSONOutput: Sendable, Equatable {
             self.key = key
             self.value = value
         }
+    }
+
+    /// An object whose members with no value are left out, not written as `null` (a provider
+    /// request's optional fields).
+    package static func object(omittingAbsent members: [(String, JSONOutput?)]) -> JSONOutput {
+        .object(members.compactMap { key, value in value.map { Member(key, $0) } })
     }
 
     /// A string, or `null` when absent.

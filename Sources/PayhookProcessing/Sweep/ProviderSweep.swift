@@ -47,6 +47,10 @@ package final class ProviderSweep: Sendable {
     private let outbox: MerchantCallbackOutbox
     private let logger: Logger
     private let metrics: SweepMetrics?
+    /// Sweeps every `settings.interval` while `run()` goes.
+    private let loop = PeriodicLoop()
+    /// What `run()` waits for when the sweep is off (no interval).
+    private let stopped = StopSignal()
 
     /// - Parameters:
     ///   - fulfillment: what counts as paid (``FulfillmentSettings/fulfillOnAuthorized``).
@@ -249,6 +253,29 @@ package final class ProviderSweep: Sendable {
             counts[try row.decode("provider")] = try row.decode("waiting")
         }
         metrics.setWaiting(counts)
+    }
+}
+
+extension ProviderSweep: Service {
+    package var serviceName: String { "provider sweep" }
+
+    /// Sweeps now and every `settings.interval` until `stop()`; a failed round is logged and the
+    /// next one starts over. With no interval (the sweep turned off) it only waits for `stop()`.
+    package func run() async {
+        guard let interval = settings.interval else { return await stopped.wait() }
+        await loop.run(every: interval) {
+            do {
+                try await sweep(now: Date())
+            } catch {
+                logger.warning("provider sweep failed; the next round starts over", ["error": .string(String(describing: error))])
+            }
+        }
+    }
+
+    /// Ends `run` after the round in progress.
+    package func stop() {
+        loop.stop()
+        stopped.fire()
     }
 }
 

@@ -1,4 +1,4 @@
-import PayhookHTTP
+import PayhookCore
 
 extension ProviderAPIError {
     /// The error an HTTP status means for a provider API call, or `nil` for a 2xx.

@@ -1,6 +1,5 @@
 import Foundation
 import PayhookCore
-import PayhookHTTP
 
 /// One call to a provider API, shared by the provider clients so that URL building, path
 /// escaping and the status table are the same for all of them.

@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// Adyen's Checkout API: `POST /v72/payments` to charge a stored token; nothing to fetch.
 ///
@@ -134,18 +133,18 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     static func chargeBody(
         token: String, shopperReference: String, amount: Money, reference: String, merchantAccount: String,
         returnURL: String = AdyenAPIClient.defaultReturnURL, operation: String = "adyen POST /v72/payments"
-    ) throws(ProviderAPIError) -> RequestJSON {
+    ) throws(ProviderAPIError) -> JSONOutput {
         let value: Int64
         do {
             value = try AdyenCurrency.adyenValue(of: amount)
         } catch {
             throw ProviderAPIError(.invalidResponse, "\(operation): \(error); not sent")
         }
-        return .object([
-            ("amount", .object([("currency", .string(amount.currency)), ("value", .number(String(value)))])),
+        return .object(omittingAbsent: [
+            ("amount", .object(omittingAbsent: [("currency", .string(amount.currency)), ("value", .number(String(value)))])),
             ("merchantAccount", .string(merchantAccount)),
             ("reference", .string(reference)),
-            ("paymentMethod", .object([("type", .string("scheme")), ("storedPaymentMethodId", .string(token))])),
+            ("paymentMethod", .object(omittingAbsent: [("type", .string("scheme")), ("storedPaymentMethodId", .string(token))])),
             ("shopperReference", .string(shopperReference)),
             ("shopperInteraction", .string("ContAuth")),
             ("recurringProcessingModel", .string("Subscription")),

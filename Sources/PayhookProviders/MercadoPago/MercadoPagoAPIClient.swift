@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// Mercado Pago's API: `GET /v1/orders/{id}` and `GET /v1/payments/{id}` with a Bearer
 /// access token, and `POST /v1/orders` to charge a stored card (Automatic Payments).
@@ -220,9 +219,9 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     static func chargeBody(
         token: String, customerID: String, previousTransactionReference: String?, billing: RecurringBilling? = nil,
         amount: Money, reference: String
-    ) -> RequestJSON {
+    ) -> JSONOutput {
         let total = amount.decimalString
-        return .object([
+        return .object(omittingAbsent: [
             ("type", .string("online")),
             ("processing_mode", .string("automatic_async")),
             ("external_reference", .string(reference)),
@@ -230,15 +229,15 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
             // The subscription's currency, never left to the account's default (Node SDK
             // CreateOrderRequest.currency, ISO 4217).
             ("currency", .string(amount.currency)),
-            ("payer", .object([("customer_id", .string(customerID))])),
-            ("transactions", .object([("payments", .array([.object([
+            ("payer", .object(omittingAbsent: [("customer_id", .string(customerID))])),
+            ("transactions", .object(omittingAbsent: [("payments", .array([.object(omittingAbsent: [
                 ("amount", .string(total)),
-                ("automatic_payments", .object([("payment_profile_id", .string(token))])),
-                ("stored_credential", .object([
+                ("automatic_payments", .object(omittingAbsent: [("payment_profile_id", .string(token))])),
+                ("stored_credential", .object(omittingAbsent: [
                     ("payment_initiator", .string("merchant")),
                     ("reason", .string("recurring")),
                     ("first_payment", .bool(false)),
-                    ("previous_transaction_reference", previousTransactionReference.map(RequestJSON.string)),
+                    ("previous_transaction_reference", previousTransactionReference.map(JSONOutput.string)),
                 ])),
                 ("subscription_data", billing.map(subscriptionData)),
             ])]))])),
@@ -246,20 +245,20 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     }
 
     /// Mercado Pago's `subscription_data` for one billing cycle.
-    static func subscriptionData(_ billing: RecurringBilling) -> RequestJSON {
+    static func subscriptionData(_ billing: RecurringBilling) -> JSONOutput {
         let type = switch billing.unit {
         case .day: "daily"
         case .week: "weekly"
         case .month: "monthly"
         }
-        return .object([
+        return .object(omittingAbsent: [
             ("invoice_id", .string(billing.invoiceID)),
             ("billing_date", .string(billing.billingDate)),
-            ("subscription_sequence", .object([
+            ("subscription_sequence", .object(omittingAbsent: [
                 ("number", .number(String(billing.sequenceNumber))),
                 ("total", billing.sequenceTotal.map { .number(String($0)) }),
             ])),
-            ("invoice_period", .object([("type", .string(type)), ("period", .number(String(billing.period)))])),
+            ("invoice_period", .object(omittingAbsent: [("type", .string(type)), ("period", .number(String(billing.period)))])),
         ])
     }
 

@@ -1,6 +1,5 @@
 public import Foundation
 public import PayhookCore
-public import PayhookHTTP
 
 /// PXP Unity's transactions API: charges with `POST {base}/transactions`, and lookups with
 /// `GET {base}/transactions/{merchant}/{site}?systemTransactionId=…` or
@@ -204,19 +203,19 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     /// only in `merchantTransactionDate`.
     static func chargeBody(
         merchant: String, site: String, merchantTransactionID: String, date: Date, credential: StoredCredential, amount: Money
-    ) -> RequestJSON {
-        .object([
+    ) -> JSONOutput {
+        .object(omittingAbsent: [
             ("merchant", .string(merchant)),
             ("site", .string(site)),
             ("merchantTransactionId", .string(merchantTransactionID)),
             ("merchantTransactionDate", .string(Self.transactionDate(date))),
-            ("transactionMethod", .object([
+            ("transactionMethod", .object(omittingAbsent: [
                 ("intent", .string("Purchase")), ("entryType", .string("Ecom")), ("fundingType", .string("Card")),
             ])),
             // The request names the amount `transaction`; answers name it `transactionValue`.
-            ("amounts", .object([("transaction", .number(amount.decimalString)), ("currencyCode", .string(amount.currency))])),
+            ("amounts", .object(omittingAbsent: [("transaction", .number(amount.decimalString)), ("currencyCode", .string(amount.currency))])),
             PXPUnconfirmedFields.storedCard(credential),
-            ("shopper", credential.shopperReference.map { .object([("id", .string($0))]) }),
+            ("shopper", credential.shopperReference.map { .object(omittingAbsent: [("id", .string($0))]) }),
             PXPUnconfirmedFields.recurring(credential),
         ])
     }

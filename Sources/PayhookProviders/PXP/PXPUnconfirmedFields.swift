@@ -1,3 +1,5 @@
+import PayhookCore
+
 /// Every JSON path of a PXP charge request that PROVIDERS.md marks UNCONFIRMED, in one place.
 ///
 /// PXP documents the values (the Token Vault's `gatewayTokenId` "instead of the full card
@@ -39,15 +41,15 @@ enum PXPUnconfirmedFields {
     }
 
     /// The member that carries the stored card.
-    static func storedCard(_ credential: StoredCredential) -> (String, RequestJSON?) {
-        ("fundingData", .object([("card", .object([("gatewayTokenId", .string(credential.token))]))]))
+    static func storedCard(_ credential: StoredCredential) -> (String, JSONOutput?) {
+        ("fundingData", .object(omittingAbsent: [("card", .object(omittingAbsent: [("gatewayTokenId", .string(credential.token))]))]))
     }
 
     /// The member that carries the processing model and the earlier transaction.
-    static func recurring(_ credential: StoredCredential) -> (String, RequestJSON?) {
-        ("recurring", .object([
+    static func recurring(_ credential: StoredCredential) -> (String, JSONOutput?) {
+        ("recurring", .object(omittingAbsent: [
             ("processingModel", .string(processingModel(credential).rawValue)),
-            ("previousTransactionReference", credential.previousTransactionReference.map(RequestJSON.string)),
+            ("previousTransactionReference", credential.previousTransactionReference.map(JSONOutput.string)),
         ]))
     }
 }

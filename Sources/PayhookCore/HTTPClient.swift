@@ -1,5 +1,10 @@
 public import Foundation
 
+// The outbound HTTP contract lives in Core, not beside its libcurl implementation in
+// PayhookHTTP: provider parsing, verification and API request building depend on the protocol
+// only, so they link neither libcurl nor libmicrohttpd. `CurlHTTPClient` is injected where
+// `serve` is composed.
+
 /// One outbound HTTP call (provider API, merchant callback).
 public struct HTTPClientRequest: Sendable {
     public var method: String

@@ -1,11 +1,28 @@
 import Synchronization
 
-/// Runs a body now and then every `interval` until `stop()`, which also cuts a pause short so
-/// that shutdown never waits out an interval.
+/// The one periodic ticker: runs a body now (or after one interval) and then every `interval`
+/// until `stop()`, which also cuts a pause short so that shutdown never waits out an interval.
+/// Cancelling the task that runs it stops it the same way.
 ///
 /// Graceful by design: `stop()` lets a body that is running finish (a retention batch commits or
-/// rolls back on its own); only the pause between runs is interrupted.
-package final class PeriodicLoop: Sendable {
+/// rolls back on its own); only the pause between runs is interrupted. The interval is the pause
+/// after a body returns, so a slow round never makes the next one start at once.
+///
+/// ```swift
+/// // Not a hand-rolled `while !stopped { work(); try? await Task.sleep(for: interval) }`,
+/// // whose stop waits out the sleep:
+/// let loop = PeriodicLoop()
+/// await loop.run(every: .seconds(30)) { await refreshGauges() }   // elsewhere: loop.stop()
+/// ```
+public final class PeriodicLoop: Sendable {
+    /// When the first round runs.
+    public enum FirstRound: Sendable {
+        /// As `run` starts.
+        case immediately
+        /// One interval after `run` starts (a heartbeat: nothing to renew at start).
+        case afterInterval
+    }
+
     private struct State {
         var stopped = false
         var generation = 0
@@ -15,18 +32,25 @@ package final class PeriodicLoop: Sendable {
 
     private let state = Mutex(State())
 
-    package init() {}
+    public init() {}
 
-    /// Calls `body` until `stop()`; returns after the last call finished.
-    package func run(every interval: Duration, _ body: @Sendable () async -> Void) async {
-        while !state.withLock({ $0.stopped }) {
-            await body()
-            await pause(interval)
+    /// Calls `body` until `stop()` or the calling task is cancelled; returns after the last
+    /// call finished.
+    public func run(every interval: Duration, first: FirstRound = .immediately,
+                    _ body: @Sendable () async -> Void) async {
+        await withTaskCancellationHandler {
+            if first == .afterInterval { await pause(interval) }
+            while !state.withLock({ $0.stopped }) {
+                await body()
+                await pause(interval)
+            }
+        } onCancel: {
+            stop()
         }
     }
 
     /// Ends `run` after the body in progress, if any.
-    package func stop() {
+    public func stop() {
         let (waiter, timer) = state.withLock { state in
             state.stopped = true
             defer { state.waiter = nil; state.timer = nil }
