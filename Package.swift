@@ -62,21 +62,28 @@ let package = Package(
         .target(name: "PayhookIngress",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders"],
                 swiftSettings: swiftSettings),
-        // Processing, orders, fulfillment and merchant callbacks.
+        // Merchant callbacks: the outbox, delivery, Standard Webhooks signing and the destination
+        // policy. (It uses PayhookIngress for `AddressAllowList` only.)
+        .target(name: "PayhookCallbacks",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookQueue",
+                               "PayhookLedger", "PayhookIngress"],
+                swiftSettings: swiftSettings),
+        // Processing, orders and fulfillment.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations"],
+                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations",
+                               "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations", "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                               "PayhookSubscriptions"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookCallbacks",
+                               "PayhookProcessing", "PayhookSubscriptions"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -108,8 +115,8 @@ let package = Package(
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",
-                                   "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                                   "PayhookSubscriptions"],
+                                   "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookCallbacks",
+                                   "PayhookProcessing", "PayhookSubscriptions"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
     ]
 )

@@ -5,6 +5,7 @@ import PayhookProviders
 import PayhookQueue
 import PayhookAdmin
 import PayhookProcessing
+import PayhookCallbacks
 
 /// Declines: the next dunning attempt, past due, and the merchant callbacks they send.
 extension ChargeRecurringHandler {

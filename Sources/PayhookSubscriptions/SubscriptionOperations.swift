@@ -5,6 +5,7 @@ import PayhookQueue
 import PayhookOperations
 package import PayhookAdmin
 import PayhookProcessing
+import PayhookCallbacks
 
 /// Creates, lists, shows, cancels, pauses and resumes subscriptions: the one implementation
 /// behind `payhook subscriptions` and the admin API's `/v1/subscriptions`.

@@ -5,6 +5,7 @@ import PayhookQueue
 import Synchronization
 import PayhookAdmin
 import PayhookProcessing
+import PayhookCallbacks
 
 /// Turns due subscriptions into charge attempts: exactly one first attempt per cycle.
 ///

@@ -14,6 +14,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// A merchant's callback endpoint: records every request and answers the scripted statuses
 /// (then 200).

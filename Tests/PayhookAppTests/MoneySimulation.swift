@@ -15,6 +15,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// A seeded, deterministic run of payhook's money paths against the provider emulator and a real
 /// PostgreSQL: the real processor, charge, fulfillment and callback handlers, scheduler, rescuer

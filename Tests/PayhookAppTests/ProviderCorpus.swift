@@ -14,6 +14,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// One provider lifecycle from `Fixtures/providers/<provider>/<case>.json`, parsed strictly:
 /// every key the format does not define is an error, so a misspelled expectation can never pass

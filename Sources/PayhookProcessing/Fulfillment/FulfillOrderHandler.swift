@@ -3,6 +3,7 @@ package import PayhookCore
 import PayhookLedger
 package import PayhookPostgres
 package import PayhookQueue
+import PayhookCallbacks
 
 /// Runs `fulfill_order`: re-checks the order against what the merchant registered and, when
 /// everything matches, queues the signed `order.paid` callback; the order becomes `fulfilled`

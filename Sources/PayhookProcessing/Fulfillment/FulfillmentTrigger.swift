@@ -4,6 +4,7 @@ import PayhookPostgres
 package import PayhookQueue
 import PayhookAdmin
 import PayhookOperations
+import PayhookCallbacks
 
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
