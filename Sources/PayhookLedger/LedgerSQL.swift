@@ -185,4 +185,21 @@ package struct LedgerSQL: SQLStatementSet {
           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = orders.id AND p.status = ANY($2::text[]))
         RETURNING id
         """
+
+    // MARK: Merchant callbacks
+
+    /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
+    /// had failed and an operator replayed it). An overpayment reported meanwhile keeps its reason.
+    package let markOrderFulfilled = """
+        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(),
+               review_reason = CASE WHEN review_reason LIKE 'overpaid:%' THEN review_reason END, updated_at = now()
+        WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
+        """
+
+    /// The merchant's endpoint is gone (410), or the last attempt failed: fulfillment failed
+    /// and needs a person.
+    package let markOrderFulfillmentFailed = """
+        UPDATE orders SET fulfillment_status = 'failed', review_reason = $2, updated_at = now()
+        WHERE id = $1 AND fulfillment_status = 'pending'
+        """
 }
