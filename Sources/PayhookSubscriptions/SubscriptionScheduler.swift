@@ -4,7 +4,6 @@ import PayhookPostgres
 import PayhookQueue
 import Synchronization
 import PayhookAdmin
-import PayhookProcessing
 import PayhookCallbacks
 
 /// Turns due subscriptions into charge attempts: exactly one first attempt per cycle.

@@ -3,7 +3,6 @@ import PayhookCore
 import PayhookPostgres
 import PayhookQueue
 import PayhookOperations
-import PayhookProcessing
 import PayhookCallbacks
 
 /// What a vault token's status means for its subscriptions: a token disabled or expired pauses
