@@ -284,8 +284,8 @@ struct CorpusRunner {
         // retrying on a backoff the runner would have to wait out.
         processorSettings.maxAttempts = 1
         let processor = InboundEventProcessor(
-            pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
-            logger: .silent, fulfillment: fulfillment, now: { Date() }, jitter: { 0.5 })
+            pool: pool, conninfo: database.url, clients: clients, hooks: .fulfillment(fulfillment, pool: pool).then(.subscriptions),
+            settings: processorSettings, logger: .silent, now: { Date() }, jitter: { 0.5 })
         let handlers = [
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue, settings: fulfillment, metrics: MetricsRegistry(), logger: .silent)),
             AnyJobHandler(MerchantCallbackDelivery(
