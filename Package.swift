@@ -64,15 +64,22 @@ let package = Package(
         .target(name: "PayhookIngress",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders"],
                 swiftSettings: swiftSettings),
-        // Processing, orders, fulfillment and merchant callbacks.
+        // Merchant callbacks: the outbox, delivery, Standard Webhooks signing and the destination
+        // policy. (It uses PayhookIngress for `AddressAllowList` only.)
+        .target(name: "PayhookCallbacks",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookQueue",
+                               "PayhookLedger", "PayhookIngress"],
+                swiftSettings: swiftSettings),
+        // Processing, orders and fulfillment.
         .target(name: "PayhookProcessing",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations"],
+                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations",
+                               "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // Subscriptions, the scheduler and recurring charges.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations", "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // The on-call console: server-rendered pages over the features' own operations and reads.
         .target(name: "PayhookConsole",
@@ -82,8 +89,8 @@ let package = Package(
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                               "PayhookSubscriptions", "PayhookConsole"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookCallbacks",
+                               "PayhookProcessing", "PayhookSubscriptions", "PayhookConsole"],
                 swiftSettings: swiftSettings,
                 plugins: ["EmbedMigrationsPlugin"]),
         .executableTarget(name: "EmbedMigrations", path: "Sources/EmbedMigrations"),
@@ -115,8 +122,8 @@ let package = Package(
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",
-                                   "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing",
-                                   "PayhookSubscriptions", "PayhookConsole"],
+                                   "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookCallbacks",
+                                   "PayhookProcessing", "PayhookSubscriptions", "PayhookConsole"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
     ]
 )

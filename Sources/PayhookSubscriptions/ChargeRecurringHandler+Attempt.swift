@@ -4,7 +4,6 @@ import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
 import PayhookAdmin
-import PayhookProcessing
 
 /// Attempting a charge: sending it under the job lease, and classifying the answer.
 extension ChargeRecurringHandler {

@@ -5,7 +5,6 @@ import PayhookProviders
 import PayhookQueue
 import PayhookOperations
 import PayhookAdmin
-import PayhookProcessing
 
 /// Reconciling a charge that was sent before and has no final answer.
 extension ChargeRecurringHandler {

@@ -5,7 +5,6 @@ import PayhookProviders
 import PayhookQueue
 import PayhookAdmin
 import PayhookLedger
-import PayhookProcessing
 
 /// Settling a successful charge and the payment or order it made, alone or in batches.
 extension ChargeRecurringHandler {

@@ -4,7 +4,7 @@ import PayhookPostgres
 import PayhookProviders
 package import PayhookQueue
 import PayhookAdmin
-import PayhookProcessing
+import PayhookCallbacks
 
 /// Runs `charge_recurring` jobs: one attempt to charge one subscription cycle through the
 /// provider client of the token's provider, then records what came of it.

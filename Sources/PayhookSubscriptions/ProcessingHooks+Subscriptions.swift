@@ -11,5 +11,6 @@ extension ProcessingHooks {
         },
         afterBatch: { touched, connection in
             try await ChargeSettlementTrigger.afterProcessing(touched, on: connection)
+            return AfterBatchReport()
         })
 }

@@ -1,7 +1,7 @@
 package import Foundation
 package import PayhookPostgres
 package import PayhookCore
-import PayhookProcessing
+import PayhookCallbacks
 
 /// One row of `subscriptions` with its vault token, as operators and the admin API see it.
 package struct Subscription: Sendable, Equatable {

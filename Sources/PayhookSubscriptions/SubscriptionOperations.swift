@@ -4,7 +4,7 @@ package import PayhookPostgres
 import PayhookQueue
 import PayhookOperations
 package import PayhookAdmin
-import PayhookProcessing
+import PayhookCallbacks
 
 /// Creates, lists, shows, cancels, pauses and resumes subscriptions: the one implementation
 /// behind `payhook subscriptions` and the admin API's `/v1/subscriptions`.

@@ -4,7 +4,7 @@ import PayhookPostgres
 import PayhookQueue
 import Synchronization
 import PayhookAdmin
-import PayhookProcessing
+import PayhookCallbacks
 
 /// Turns due subscriptions into charge attempts: exactly one first attempt per cycle.
 ///

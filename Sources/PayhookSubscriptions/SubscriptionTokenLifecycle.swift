@@ -3,7 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookQueue
 import PayhookOperations
-import PayhookProcessing
+import PayhookCallbacks
 
 /// What a vault token's status means for its subscriptions: a token disabled or expired pauses
 /// every active subscription on it (status `paused`, the reason recorded) and queues the

@@ -7,6 +7,7 @@ import Testing
 @testable import PayhookApp
 @testable import PayhookHTTP
 @testable import PayhookProcessing
+@testable import PayhookCallbacks
 
 /// An order's own callback_url, set through the admin API, must not let its caller reach the
 /// services beside payhook; the operator's PAYHOOK_FULFILLMENT_URL is trusted as configured.

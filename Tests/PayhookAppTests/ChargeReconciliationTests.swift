@@ -243,7 +243,8 @@ struct ChargeReconciliationTests {
         var settings = ProcessorSettings()
         settings.pollInterval = .milliseconds(200)
         let processor = InboundEventProcessor(pool: harness.pool, conninfo: harness.database.url, clients: harness.clients,
-                                              hooks: .subscriptions, settings: settings, logger: .silent)
+                                              hooks: .fulfillment(FulfillmentSettings(), pool: harness.pool).then(.subscriptions),
+                                              settings: settings, logger: .silent)
         let outcome = try await processor.processBatch()
         #expect(outcome.processed == 1, "\(outcome)")
     }

@@ -323,8 +323,9 @@ struct FulfillmentEdgeTests {
         var processorSettings = ProcessorSettings()
         processorSettings.pollInterval = .milliseconds(200)
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.processing.database.url, clients: PaymentProviderClients([harness.processing.mercadoPago, harness.processing.pxp]), hooks: .subscriptions,
-            settings: processorSettings, logger: .silent, metrics: metrics, fulfillment: harness.settings)
+            pool: harness.pool, conninfo: harness.processing.database.url, clients: PaymentProviderClients([harness.processing.mercadoPago, harness.processing.pxp]),
+            hooks: .fulfillment(harness.settings, pool: harness.pool).then(.subscriptions),
+            settings: processorSettings, logger: .silent, metrics: metrics)
         let order = try await harness.register(FulfillmentTests.registration("order-39"))
         try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSP39", reference: "order-39", value: 1999), processor: processor)
         try await runDueJobs(harness, try harness.handlers(), harness.queue())

@@ -14,6 +14,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// A merchant's callback endpoint: records every request and answers the scripted statuses
 /// (then 200).
@@ -89,8 +90,9 @@ struct FulfillmentHarness: Sendable {
         let clock = processing.clock
         return InboundEventProcessor(
             pool: pool, conninfo: processing.database.url,
-            clients: PaymentProviderClients([processing.mercadoPago, processing.pxp]), hooks: .subscriptions, settings: processorSettings,
-            logger: .silent, fulfillment: settings, now: { clock.now }, jitter: { 0.5 })
+            clients: PaymentProviderClients([processing.mercadoPago, processing.pxp]),
+            hooks: .fulfillment(settings, pool: pool).then(.subscriptions), settings: processorSettings,
+            logger: .silent, now: { clock.now }, jitter: { 0.5 })
     }
 
     func handlers(pool: PostgresPool? = nil) throws -> [AnyJobHandler] {

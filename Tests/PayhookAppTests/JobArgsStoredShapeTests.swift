@@ -3,6 +3,7 @@ import PayhookQueue
 import Testing
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// Jobs already in a database when payhook is upgraded must still run: each kind's arguments
 /// read the payload text an earlier release stored (as `jsonb::text` gives it back), and write

@@ -15,6 +15,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// A seeded, deterministic run of payhook's money paths against the provider emulator and a real
 /// PostgreSQL: the real processor, charge, fulfillment and callback handlers, scheduler, rescuer
@@ -243,8 +244,8 @@ struct MoneySimulation {
         var processorSettings = ProcessorSettings()
         processorSettings.maxAttempts = 3
         let now: @Sendable () -> Date = { clock.now }
-        let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
-                                              logger: .silent, fulfillment: fulfillment, now: now, jitter: { 0.5 })
+        let processor = InboundEventProcessor(pool: pool, conninfo: database.url, clients: clients, hooks: .fulfillment(fulfillment, pool: pool).then(.subscriptions),
+                                              settings: processorSettings, logger: .silent, now: now, jitter: { 0.5 })
         let operations = SubscriptionOperations(pool: pool, now: now)
         let inFlight = InFlightAction()
         let chargesPool = pool

@@ -39,7 +39,8 @@ struct NormalizationEmulatorTests {
         settings.maxAttempts = 3
         let clock = harness.clock
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: clients, hooks: .subscriptions, settings: settings,
+            pool: harness.pool, conninfo: harness.database.url, clients: clients,
+            hooks: .fulfillment(FulfillmentSettings(), pool: harness.pool).then(.subscriptions), settings: settings,
             logger: .silent, now: { clock.now }, jitter: { 0.5 })
         return Setup(harness: harness, emulator: emulator, processor: processor)
     }

@@ -65,7 +65,7 @@ struct ProcessingFetchLeaseTests {
         let processor = InboundEventProcessor(
             pool: strict, conninfo: harness.database.url,
             clients: PaymentProviderClients([SlowClient(harness.pxp, delay: .milliseconds(900)), harness.mercadoPago]),
-            hooks: .subscriptions, settings: settings, logger: .silent, now: { clock.now }, jitter: { 0.5 })
+            hooks: .fulfillment(FulfillmentSettings(), pool: strict).then(.subscriptions), settings: settings, logger: .silent, now: { clock.now }, jitter: { 0.5 })
 
         let outcome = try await processor.processBatch()
         #expect(outcome == BatchOutcome(claimed: 2, processed: 2, retried: 0, dead: 0))
@@ -112,7 +112,7 @@ struct ProcessingFetchLeaseTests {
         let clock = harness.clock
         let processor = InboundEventProcessor(
             pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([client, harness.mercadoPago]),
-            hooks: .subscriptions, settings: ProcessorSettings(), logger: .silent, now: { clock.now }, jitter: { 0.5 })
+            hooks: .fulfillment(FulfillmentSettings(), pool: harness.pool).then(.subscriptions), settings: ProcessorSettings(), logger: .silent, now: { clock.now }, jitter: { 0.5 })
 
         let outcome = try await processor.processBatch()
         #expect(outcome == BatchOutcome(claimed: 1, processed: 0, retried: 0, dead: 0))

@@ -110,7 +110,8 @@ struct ProcessingHarness: Sendable {
         settings.pollInterval = .milliseconds(200)
         let clock = self.clock
         return InboundEventProcessor(
-            pool: pool, conninfo: database.url, clients: PaymentProviderClients([mercadoPago, pxp]), hooks: .subscriptions, settings: settings,
+            pool: pool, conninfo: database.url, clients: PaymentProviderClients([mercadoPago, pxp]),
+            hooks: .fulfillment(FulfillmentSettings(), pool: pool).then(.subscriptions), settings: settings,
             logger: .silent, now: { clock.now }, jitter: { 0.5 })
     }
 

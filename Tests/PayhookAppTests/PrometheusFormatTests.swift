@@ -179,7 +179,8 @@ struct PrometheusFormatTests {
         settings.maxAttempts = 1  // the unparseable body dies on its first attempt
         let clock = harness.clock
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), hooks: .subscriptions, settings: settings,
+            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]),
+            hooks: .fulfillment(FulfillmentSettings(), pool: harness.pool).then(.subscriptions), settings: settings,
             logger: .silent, metrics: registry, now: { clock.now }, jitter: { 0.5 })
         try await harness.insert(.adyen, Bodies.adyen(Bodies.adyenItem(psp: "PSP-M1", code: "AUTHORISATION", value: 1000)))
         try await harness.insert(.adyen, "not json")

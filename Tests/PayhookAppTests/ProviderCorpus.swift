@@ -14,6 +14,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// One provider lifecycle from `Fixtures/providers/<provider>/<case>.json`, parsed strictly:
 /// every key the format does not define is an error, so a misspelled expectation can never pass
@@ -283,8 +284,8 @@ struct CorpusRunner {
         // retrying on a backoff the runner would have to wait out.
         processorSettings.maxAttempts = 1
         let processor = InboundEventProcessor(
-            pool: pool, conninfo: database.url, clients: clients, hooks: .subscriptions, settings: processorSettings,
-            logger: .silent, fulfillment: fulfillment, now: { Date() }, jitter: { 0.5 })
+            pool: pool, conninfo: database.url, clients: clients, hooks: .fulfillment(fulfillment, pool: pool).then(.subscriptions),
+            settings: processorSettings, logger: .silent, now: { Date() }, jitter: { 0.5 })
         let handlers = [
             AnyJobHandler(FulfillOrderHandler(pool: pool, queue: queue, settings: fulfillment, metrics: MetricsRegistry(), logger: .silent)),
             AnyJobHandler(MerchantCallbackDelivery(

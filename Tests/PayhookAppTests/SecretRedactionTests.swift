@@ -6,6 +6,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// Secrets reach logs and crash reports through reflection as easily as through
 /// interpolation: `dump()` and `Mirror` list stored properties unless a type says otherwise.

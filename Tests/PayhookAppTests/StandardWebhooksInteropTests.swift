@@ -7,6 +7,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// Our callbacks checked by someone else's code: the reference `standardwebhooks` package from
 /// PyPI (installed by ops/test into a virtualenv named by `PAYHOOK_PYTHON_VERIFIER`).

@@ -298,7 +298,8 @@ struct SubscriptionChargeTests {
         // Cycle 1 is scheduled but its job has not run yet when the token goes away.
         try await harness.scheduler().tick(now: harness.clock.now)
         let processor = InboundEventProcessor(
-            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]), hooks: .subscriptions, settings: ProcessorSettings(),
+            pool: harness.pool, conninfo: harness.database.url, clients: PaymentProviderClients([]),
+            hooks: .fulfillment(FulfillmentSettings(), pool: harness.pool).then(.subscriptions), settings: ProcessorSettings(),
             logger: .silent)
         func deliver(_ type: String, _ event: String, _ createdAt: String) async throws {
             try await harness.pool.query("INSERT INTO inbound_events (provider, dedup_key, body) VALUES ('adyen', $1, $2)", [

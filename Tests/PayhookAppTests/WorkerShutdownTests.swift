@@ -9,6 +9,7 @@ import Testing
 @testable import PayhookIngress
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// `payhook serve` with the worker role, stopped while merchant callbacks are in flight.
 @Suite("Worker role shutdown", .timeLimit(.minutes(4)))

@@ -6,6 +6,7 @@ import PayhookProcessing
 import PayhookSubscriptions
 import PayhookAdmin
 import PayhookIngress
+import PayhookCallbacks
 
 extension Configuration {
     /// Parses the environment. Secrets may be given as `NAME` or as `NAME_FILE` (a path whose

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookIngress
 import PayhookProcessing
+import PayhookCallbacks
 
 extension EnvironmentReader {
     mutating func fulfillmentSettings() -> FulfillmentSettings {

@@ -16,8 +16,8 @@ extension PayhookServer {
         settings.maxAttempts = configuration.maxAttempts
         return InboundEventProcessor(
             pool: pool, conninfo: configuration.listenURL(databaseURL: databaseURL), clients: clients,
-            hooks: .subscriptions, settings: settings, logger: logger.with(["role": .string(ServeRole.processor.rawValue)]), metrics: metrics,
-            fulfillment: configuration.fulfillment)
+            hooks: .fulfillment(configuration.fulfillment, pool: pool).then(.subscriptions), settings: settings,
+            logger: logger.with(["role": .string(ServeRole.processor.rawValue)]), metrics: metrics)
     }
 
     /// The provider API clients processors fetch thin webhooks with, one per provider whose

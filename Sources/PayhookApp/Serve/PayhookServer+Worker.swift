@@ -6,6 +6,7 @@ import PayhookQueue
 import PayhookOperations
 import PayhookProcessing
 import PayhookSubscriptions
+import PayhookCallbacks
 
 extension PayhookServer {
     /// How long in-flight jobs get to finish on SIGTERM before they are cancelled and their

@@ -7,6 +7,7 @@ package import PayhookPostgres
 import PayhookProcessing
 import PayhookQueue
 import PayhookSubscriptions
+import PayhookCallbacks
 
 /// Every named SQL statement payhook runs: the one list of statement sets, each of which lists
 /// its own statements (`SQLStatementSet`).

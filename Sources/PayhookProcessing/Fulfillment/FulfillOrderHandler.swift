@@ -3,6 +3,7 @@ package import PayhookCore
 import PayhookLedger
 package import PayhookPostgres
 package import PayhookQueue
+import PayhookCallbacks
 
 /// Runs `fulfill_order`: re-checks the order against what the merchant registered and, when
 /// everything matches, queues the signed `order.paid` callback; the order becomes `fulfilled`
@@ -90,7 +91,7 @@ package struct FulfillOrderHandler: JobHandler {
                     orderID: order.id, subscriptionID: nil, url: order.callbackURL, occurredAt: Date()), on: connection)
                 // `pending` until the merchant acknowledges; a row still at `none` (registered
                 // and paid in one go by an operator replay) moves too.
-                try await connection.query(FulfillmentSQL.shared.markFulfillmentPending, [.int(order.id)])
+                try await connection.query(LedgerSQL.shared.markOrderFulfillmentPending, [.int(order.id)])
                 await beforeCommit?(order.id)
                 return .succeeded
             case .wait(let missing):
@@ -98,14 +99,14 @@ package struct FulfillOrderHandler: JobHandler {
                 if waited < settings.reviewAfter.seconds, !job.isLastAttempt {
                     // Nothing is decided: the fact may still arrive (the processor wakes this job
                     // when the order's payments change).
-                    try await connection.query(FulfillmentSQL.shared.markWaiting, [.int(order.id), .text(missing)])
+                    try await connection.query(LedgerSQL.shared.markOrderWaiting, [.int(order.id), .text(missing)])
                     return .retry(error: "waiting: \(missing)")
                 }
                 let reason = "\(missing), still after waiting \(Int(waited)) s (\(job.attempt) checks)"
-                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(LedgerSQL.shared.markOrderNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(.fulfillmentMismatch, message: reason)
             case .mismatch(let reason):
-                try await connection.query(FulfillmentSQL.shared.markNeedsReview, [.int(order.id), .text(reason)])
+                try await connection.query(LedgerSQL.shared.markOrderNeedsReview, [.int(order.id), .text(reason)])
                 return .discard(.fulfillmentMismatch, message: reason)
             }
         }

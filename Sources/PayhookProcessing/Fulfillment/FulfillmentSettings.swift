@@ -1,4 +1,5 @@
 import Foundation
+public import PayhookCallbacks
 /// How payhook decides that an order is paid and tells the merchant.
 public struct FulfillmentSettings: Sendable, Equatable {
     /// Count `authorized` payments as paid (`PAYHOOK_FULFILL_ON_AUTHORIZED=true`); by default

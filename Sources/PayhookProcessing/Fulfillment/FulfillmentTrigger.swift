@@ -4,6 +4,8 @@ import PayhookPostgres
 package import PayhookQueue
 import PayhookAdmin
 import PayhookOperations
+import PayhookCallbacks
+import PayhookLedger
 
 /// Queues what a change to orders and payments owes the merchant, inside the transaction that
 /// made the change: `fulfill_order` when a registered order becomes paid (unique key per
@@ -29,11 +31,11 @@ package struct FulfillmentTrigger: Sendable {
         if !touched.orderIDs.isEmpty {
             // A provider order sharing a registered order's reference (another Mercado Pago
             // checkout attempt) counts for the registered order.
-            let followed = try await connection.query(FulfillmentSQL.shared.linkProviderOrders, [.integerArray(touched.orderIDs.sorted())])
+            let followed = try await connection.query(LedgerSQL.shared.linkProviderOrders, [.integerArray(touched.orderIDs.sorted())])
             for row in followed { orderIDs.insert(try row.decode("order_id")) }
         }
         if !touched.unlinkedPaymentIDs.isEmpty {
-            let linked = try await connection.query(FulfillmentSQL.shared.linkPaymentsByReference,
+            let linked = try await connection.query(LedgerSQL.shared.linkPaymentsByReference,
                                                     [.integerArray(touched.unlinkedPaymentIDs)])
             for row in linked { orderIDs.insert(try row.decode("order_id")) }
         }
@@ -47,7 +49,7 @@ package struct FulfillmentTrigger: Sendable {
     }
 
     private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws -> Int {
-        let rows = try await connection.query(FulfillmentSQL.shared.followUps, [
+        let rows = try await connection.query(LedgerSQL.shared.fulfillmentFollowUps, [
             .integerArray(orderIDs), .text("{" + settings.paidStatuses.joined(separator: ",") + "}"),
         ])
         var jobs: [JobRequest] = []
@@ -85,7 +87,7 @@ package struct FulfillmentTrigger: Sendable {
                 guard try await MerchantCallbackOutbox(queue: queue).enqueue(callback, on: connection) else { continue }
                 reported += 1
                 let amount = payment.amountMinor.map { Self.minorText($0, payment.currency) } ?? "an unreported amount"
-                try await connection.query(FulfillmentSQL.shared.markOverpaid, [
+                try await connection.query(LedgerSQL.shared.markOrderOverpaid, [
                     .int(order.id),
                     .text("overpaid: payment \(payment.providerPaymentID) paid \(amount) after the order was reported paid; refund it or keep it as credit"),
                 ])

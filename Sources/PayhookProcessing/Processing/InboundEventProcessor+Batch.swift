@@ -203,15 +203,14 @@ extension InboundEventProcessor {
         return (processed, touched)
     }
 
-    /// The batch's follow-ups (fulfillment, charge settlement) and marking its events processed.
+    /// The batch's follow-ups (the hooks: fulfillment, charge settlement) and marking its events processed.
     /// - Returns: the overpayments newly reported (``BatchOutcome/overpayments``).
     private func finish(_ processed: [Int64], _ touched: CanonicalEventApplier.TouchedRows,
                         on connection: PostgresConnection) async throws -> Int {
         guard !processed.isEmpty else { return 0 }
-        let overpayments = try await followUps.afterProcessing(touched, on: connection)
-        try await hooks.afterBatch(touched, connection)
+        let report = try await hooks.afterBatch(touched, connection)
         try await connection.query(ProcessingSQL.shared.markProcessed, [.integerArray(processed)])
-        return overpayments
+        return report.overpayments
     }
 
     /// Decodes every claimed event and runs the provider fetches, a bounded number at once.

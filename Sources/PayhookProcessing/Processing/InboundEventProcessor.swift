@@ -88,8 +88,6 @@ package final class InboundEventProcessor: Sendable {
     let conninfo: String?
     let interpreter: InboundEventInterpreter
     let applier: CanonicalEventApplier
-    /// Queues fulfillment and merchant callbacks in the batch's transaction.
-    let followUps: FulfillmentTrigger
     let hooks: ProcessingHooks
     let settings: ProcessorSettings
     let logger: Logger
@@ -106,11 +104,12 @@ package final class InboundEventProcessor: Sendable {
     /// - Parameters:
     ///   - conninfo: for the LISTEN session (the pool serves everything else); `nil` when no
     ///     session can listen (behind a transaction-mode pooler): then workers only poll.
-    ///   - hooks: what other features do in the processing transaction (``ProcessingHooks``).
+    ///   - hooks: what other features do in the processing transaction (``ProcessingHooks``):
+    ///     fulfillment's follow-ups and merchant callbacks, subscriptions' reactions.
     ///   - now: the clock for claiming due rows and computing `next_attempt_at`.
     ///   - jitter: a random value in `0..<1` per retry.
     package init(pool: PostgresPool, conninfo: String?, clients: PaymentProviderClients, hooks: ProcessingHooks,
-         settings: ProcessorSettings, logger: Logger, metrics: MetricsRegistry? = nil, fulfillment: FulfillmentSettings = FulfillmentSettings(),
+         settings: ProcessorSettings, logger: Logger, metrics: MetricsRegistry? = nil,
          now: @escaping @Sendable () -> Date = { Date() },
          jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.metrics = metrics.map(ProcessingMetrics.init)
@@ -119,7 +118,6 @@ package final class InboundEventProcessor: Sendable {
         self.interpreter = InboundEventInterpreter(clients: clients)
         self.applier = CanonicalEventApplier(logger: logger, hooks: hooks)
         self.hooks = hooks
-        self.followUps = FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment)
         self.settings = settings
         self.logger = logger
         self.now = now

@@ -4,6 +4,7 @@ package import PayhookPostgres
 import PayhookLedger
 import PayhookProviders
 package import PayhookQueue
+import PayhookCallbacks
 
 /// Notices what providers never sent: webhooks get lost (Adyen gives up after about 30 days,
 /// PXP after about 10 seconds, an endpoint can be misconfigured for days), so payhook looks

@@ -1,6 +1,7 @@
 import Foundation
 package import PayhookCore
 package import PayhookHTTP
+import PayhookLedger
 package import PayhookPostgres
 package import PayhookQueue
 
@@ -81,7 +82,7 @@ package struct MerchantCallbackDelivery: JobHandler {
                 try await pool.transaction { connection in
                     try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("failed"), .null, .text(reason)])
                     if type == "order.paid", let orderID {
-                        try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
+                        try await connection.query(LedgerSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
                     }
                 }
                 count(type, "refused")
@@ -110,7 +111,7 @@ package struct MerchantCallbackDelivery: JobHandler {
             try await pool.transaction { connection in
                 try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("delivered"), .int(Int64(response.status)), .null])
                 if type == "order.paid", let orderID {
-                    try await connection.query(CallbackSQL.shared.markOrderFulfilled, [.int(orderID)])
+                    try await connection.query(LedgerSQL.shared.markOrderFulfilled, [.int(orderID)])
                 }
             }
             count(type, "delivered")
@@ -122,7 +123,7 @@ package struct MerchantCallbackDelivery: JobHandler {
             try await pool.transaction { connection in
                 try await connection.query(CallbackSQL.shared.recordAttempt, [.int(id), .text("gone"), .int(410), .text(reason)])
                 if type == "order.paid", let orderID {
-                    try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
+                    try await connection.query(LedgerSQL.shared.markOrderFulfillmentFailed, [.int(orderID), .text(reason)])
                 }
             }
             count(type, "gone")
@@ -146,7 +147,7 @@ package struct MerchantCallbackDelivery: JobHandler {
                 .int(id), .text(last ? "failed" : "pending"), code.map { .int(Int64($0)) } ?? .null, .text(error),
             ])
             if last, type == "order.paid", let orderID {
-                try await connection.query(CallbackSQL.shared.markOrderFulfillmentFailed, [
+                try await connection.query(LedgerSQL.shared.markOrderFulfillmentFailed, [
                     .int(orderID), .text("order.paid callback failed after \(job.attempt) attempts: \(error); replay its dead letter once the endpoint is fixed"),
                 ])
             }

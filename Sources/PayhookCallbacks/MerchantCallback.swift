@@ -100,19 +100,4 @@ package struct CallbackSQL: SQLStatementSet {
             delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
         WHERE id = $1 AND status <> 'delivered'
         """
-
-    /// The merchant acknowledged `order.paid`: the order is fulfilled (also after its callback
-    /// had failed and an operator replayed it). An overpayment reported meanwhile keeps its reason.
-    let markOrderFulfilled = """
-        UPDATE orders SET fulfillment_status = 'fulfilled', fulfilled_at = now(),
-               review_reason = CASE WHEN review_reason LIKE 'overpaid:%' THEN review_reason END, updated_at = now()
-        WHERE id = $1 AND fulfillment_status IN ('pending', 'failed')
-        """
-
-    /// The merchant's endpoint is gone (410), or the last attempt failed: fulfillment failed
-    /// and needs a person.
-    let markOrderFulfillmentFailed = """
-        UPDATE orders SET fulfillment_status = 'failed', review_reason = $2, updated_at = now()
-        WHERE id = $1 AND fulfillment_status = 'pending'
-        """
 }
