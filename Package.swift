@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
     // Release builds inline across modules: the ingress hot path spans PayhookIngress,
     // PayhookProviders and PayhookCore since the module split, and without this each delivery
-    // cost about 2-3 us more payhook CPU (bench/README.md, "Module split").
+    // cost measurably more payhook CPU (bench/README.md, "Module split", has the figures).
     .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
 ]
 

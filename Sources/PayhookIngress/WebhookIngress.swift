@@ -278,7 +278,7 @@ package struct WebhookIngress: Sendable {
             // A source over its quota waits for its answer: its connection is parked (no thread
             // held), so a keep-alive flood slows to connections ÷ delay instead of keeping the
             // ingress event loop (one thread, docs/decisions/0009) busy answering it ahead of
-            // genuine deliveries (bench/hostile: 57,000/s without this).
+            // genuine deliveries (bench/hostile measures a flood with and without the delay).
             Self.refusalDelayQueue.asyncAfter(deadline: .now() + Self.heldBackRefusalDelay) { respond(response) }
             return
         }

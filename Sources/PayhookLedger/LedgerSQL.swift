@@ -194,8 +194,8 @@ package struct LedgerSQL: SQLStatementSet {
     ///
     /// The batch's payments are found by primary key behind an `OFFSET 0` fence: with
     /// `order_id IS NULL` beside `id = ANY($1)`, the generic plan chose the `payments_order`
-    /// index and read every payment without an order, 3.5 ms per batch of 100 after 20,000
-    /// such payments and growing with them (bench/README.md, "Processing throughput").
+    /// index and read every payment without an order, a cost that grew with the number of such
+    /// payments (bench/README.md, "Processing throughput", has the figures).
     package let linkPaymentsByReference = """
         WITH candidates AS (
             SELECT p.id, o.id AS order_id

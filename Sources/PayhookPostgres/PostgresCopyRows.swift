@@ -5,9 +5,8 @@ public import Foundation
 ///
 /// Why COPY: for a batch of rows the server parses no statement, decodes no array binds and
 /// projects no `unnest`; each row is read straight into the table. `bench/copy-vs-insert` on
-/// `inbound_events` rows (82 per batch, one batch per commit, 2026-12-02, six rounds in rotating
-/// order): 21.1 – 27.6 µs of server CPU per row, against 32.9 – 39.4 µs for `INSERT … SELECT
-/// FROM unnest(…)` of the same rows, less in every round.
+/// `inbound_events` rows found less server CPU per row than `INSERT … SELECT FROM unnest(…)` of
+/// the same rows in every round (bench/README.md, "bench/copy-vs-insert", has the figures).
 ///
 /// Binary COPY carries no type information: each value must be appended in the binary format
 /// of its column's type (`appendText` for `text`, `appendJSONB` for `jsonb`, and so on). A

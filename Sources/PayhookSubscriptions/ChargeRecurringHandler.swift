@@ -74,8 +74,9 @@ package struct ChargeRecurringHandler: JobHandler {
     /// the charges it takes to start one beside a running one. Measured with bench/charges
     /// (30,000 charges, 256 in flight): one flush at a time made every charge wait for the
     /// commit before its own; four started for any single charge made batches so small that
-    /// PostgreSQL spent 875 µs of CPU per charge (two: 634 µs); four, each started only for 8
-    /// waiting charges, gave 1,415/s where two had given 984 – 1,199/s, at 609 µs.
+    /// PostgreSQL spent more CPU per charge than with two; four, each started only for 8 waiting
+    /// charges, gave the most charges per second at the least CPU (bench/README.md,
+    /// "bench/charges", has the figures).
     static let maxFlushes = 4
     static let minConcurrentBatch = 8
 
