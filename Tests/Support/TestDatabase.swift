@@ -41,6 +41,40 @@ package struct TestDatabase: Sendable {
         try EmbeddedMigrations.files.map { try Migration(fileName: $0.name, sql: $0.sql) }
     }
 
+    /// Runs `body` with the conninfo of a new schema (first in `search_path` for every session
+    /// opened with it), migrated when asked, and drops the schema afterwards.
+    ///
+    /// - Parameter server: the server's conninfo; `DATABASE_URL` by default. Restart tests pass
+    ///   their own `DedicatedCluster`, because restarting the shared server would break every
+    ///   other suite running meanwhile.
+    package static func withSchema(on server: String? = nil, migrated: Bool = false,
+                                   _ body: (_ conninfo: String) async throws -> Void) async throws {
+        let base = try server ?? baseURL()
+        let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try await PostgresConnection.connect(base)
+        defer { admin.close() }
+        try await admin.execute("CREATE SCHEMA \(schema)")
+        let conninfo = withSearchPath(base, schema: schema)
+        do {
+            if migrated {
+                let migrator = PostgresMigrator(conninfo: conninfo, migrations: try migrations())
+                _ = try await SchemaMigrationGate.run { try await migrator.migrate() }
+            }
+            try await body(conninfo)
+        } catch {
+            await dropSchema(schema, base: base)
+            throw error
+        }
+        await dropSchema(schema, base: base)
+    }
+
+    private static func dropSchema(_ schema: String, base: String) async {
+        // A restart test may leave the server briefly unreachable; a leftover schema is harmless.
+        guard let connection = try? await PostgresConnection.connect(base) else { return }
+        try? await connection.execute("DROP SCHEMA \(schema) CASCADE")
+        connection.close()
+    }
+
     /// Creates the schema and applies every embedded migration to it.
     package static func migrated(_ label: String) async throws -> TestDatabase {
         let base = try baseURL()
