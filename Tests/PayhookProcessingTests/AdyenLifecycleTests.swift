@@ -207,13 +207,13 @@ struct AdyenDisputeCallbackTests {
         // The same signed chargeback, only its unsigned eventDate changed, beside another item.
         try await harness.deliver([Bodies.adyen(authorisation, dispute("CHARGEBACK", date: "2025-06-12T10:00:00+02:00"))],
                                   processor: processor)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await harness.quietQueue())
         let afterReplay = harness.endpoint.received.count
         try await harness.deliver([Bodies.adyen(dispute("CHARGEBACK_REVERSED", date: "2025-07-10T10:00:00+02:00")),
                                    Bodies.adyen(dispute("SECOND_CHARGEBACK", date: "2025-08-10T10:00:00+02:00"))],
                                   processor: processor)
         let second = await eventually(timeout: .seconds(60)) { harness.endpoint.received.count >= 4 }
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await harness.quietQueue())
         worker.shutdown(gracePeriod: .seconds(5))
         await task.value
         #expect(fulfilled && first && second)

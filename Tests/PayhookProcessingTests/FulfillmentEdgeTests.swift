@@ -45,7 +45,7 @@ struct FulfillmentEdgeTests {
 
         // Replaying a delivered callback's job again sends nothing more.
         try await harness.pool.query("UPDATE jobs SET state = 'available', attempt = 0, run_at = now() WHERE kind = 'merchant_callback'")
-        _ = try await harness.runWorker(until: order.id, reaches: "fulfilled", settle: .milliseconds(500))
+        #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled", settle: true))
         #expect(harness.endpoint.received.count == 2)
     }
 

@@ -44,7 +44,7 @@ struct MercadoPagoChargebackFulfillmentTests {
         try await harness.processing.insert(.mercadopago, Bodies.mercadoPago(type: "order", action: "order.charged_back", id: "ORDCB1", notification: 2))
         try await harness.processing.drain(processor)
         let told = await eventually(timeout: .seconds(60)) { harness.endpoint.received.count >= 2 }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await harness.quietQueue())
         worker.shutdown(gracePeriod: .seconds(5))
         await task.value
 

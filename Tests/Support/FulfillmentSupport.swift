@@ -122,17 +122,23 @@ package struct FulfillmentHarness: Sendable {
     }
 
     /// Runs one worker until order `orderID` reaches fulfillment `status` (false after 60 s),
-    /// lets it run `settle` longer (to catch anything sent twice), then stops it gracefully.
+    /// with `settle` keeps it running until the queue is quiet (to catch anything sent twice),
+    /// then stops it gracefully.
     package func runWorker(until orderID: Int64, reaches status: String, name: String = "w",
-                   rescueInterval: Duration? = nil, settle: Duration = .zero) async throws -> Bool {
+                   rescueInterval: Duration? = nil, settle: Bool = false) async throws -> Bool {
         let (worker, task) = try startWorker(name: name, rescueInterval: rescueInterval)
         let reached = await eventually(timeout: .seconds(60)) {
             (try? await order(orderID).fulfillmentStatus) == status
         }
-        try await Task.sleep(for: settle)
+        let settled = settle ? await quietQueue() : true
         worker.shutdown(gracePeriod: .seconds(5))
         await task.value
-        return reached
+        return reached && settled
+    }
+
+    /// Waits (bounded) until the queue is quiet (`QuietQueue`); false when it is still busy.
+    package func quietQueue(timeout: Duration = .seconds(60)) async -> Bool {
+        await QuietQueue.wait(pool: pool, timeout: timeout)
     }
 
     package func register(_ body: String) async throws -> OrderRecord {
