@@ -23,16 +23,6 @@ package struct RejectedRow: Sendable {
 }
 
 extension TestDatabase {
-    /// A schema with nothing in it: no migrations applied.
-    package static func empty(_ label: String) async throws -> TestDatabase {
-        let base = try baseURL()
-        let schema = "t_\(label)_\(UInt32.random(in: 0...UInt32.max))"
-        let connection = try await PostgresConnection.connect(base)
-        defer { connection.close() }
-        _ = try await connection.query("CREATE SCHEMA \(schema)")
-        return TestDatabase(schema: schema, url: withSearchPath(base, schema: schema))
-    }
-
     /// One statement on a connection of its own (closed afterwards).
     @discardableResult
     package func query(_ sql: String, _ binds: [PostgresValue] = []) async throws -> PostgresRows {

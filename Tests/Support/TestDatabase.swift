@@ -50,22 +50,15 @@ package struct TestDatabase: Sendable {
     package static func withSchema(on server: String? = nil, migrated: Bool = false,
                                    _ body: (_ conninfo: String) async throws -> Void) async throws {
         let base = try server ?? baseURL()
-        let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let admin = try await PostgresConnection.connect(base)
-        defer { admin.close() }
-        try await admin.execute("CREATE SCHEMA \(schema)")
-        let conninfo = withSearchPath(base, schema: schema)
+        let database = try await empty("test", on: base)
         do {
-            if migrated {
-                let migrator = PostgresMigrator(conninfo: conninfo, migrations: try migrations())
-                _ = try await SchemaMigrationGate.run { try await migrator.migrate() }
-            }
-            try await body(conninfo)
+            if migrated { try await database.migrate() }
+            try await body(database.url)
         } catch {
-            await dropSchema(schema, base: base)
+            await dropSchema(database.schema, base: base)
             throw error
         }
-        await dropSchema(schema, base: base)
+        await dropSchema(database.schema, base: base)
     }
 
     private static func dropSchema(_ schema: String, base: String) async {
@@ -75,16 +68,26 @@ package struct TestDatabase: Sendable {
         connection.close()
     }
 
-    /// Creates the schema and applies every embedded migration to it.
-    package static func migrated(_ label: String) async throws -> TestDatabase {
-        let base = try baseURL()
+    /// A schema with nothing in it (no migrations applied) on `server`, `DATABASE_URL` by default.
+    package static func empty(_ label: String, on server: String? = nil) async throws -> TestDatabase {
+        let base = try server ?? baseURL()
         let schema = "t_\(label)_\(UInt32.random(in: 0...UInt32.max))"
         let connection = try await PostgresConnection.connect(base)
         defer { connection.close() }
         _ = try await connection.query("CREATE SCHEMA \(schema)")
-        let database = TestDatabase(schema: schema, url: withSearchPath(base, schema: schema))
-        let migrator = PostgresMigrator(conninfo: database.url, migrations: try migrations())
+        return TestDatabase(schema: schema, url: withSearchPath(base, schema: schema))
+    }
+
+    /// Applies every embedded migration to this schema.
+    package func migrate() async throws {
+        let migrator = PostgresMigrator(conninfo: url, migrations: try Self.migrations())
         _ = try await SchemaMigrationGate.run { try await migrator.migrate() }
+    }
+
+    /// Creates the schema and applies every embedded migration to it.
+    package static func migrated(_ label: String) async throws -> TestDatabase {
+        let database = try await empty(label)
+        try await database.migrate()
         return database
     }
 }
