@@ -105,8 +105,15 @@ let package = Package(
         .executableTarget(name: "payhook-queue-bench", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookQueue"],
                           path: "bench/QueueBench", swiftSettings: swiftSettings),
 
-        // Shared by test targets: fresh schemas, dedicated clusters for restart tests, waiting.
-        .target(name: "PayhookTestSupport", dependencies: ["PayhookCore"], path: "Tests/Support", swiftSettings: swiftSettings),
+        // Shared by test targets: the migrated schema fixture, the processing, fulfillment and
+        // subscription harnesses, dedicated clusters for restart tests, the raw HTTP client, waiting.
+        // It sits below every test target and above every feature module (the harnesses wire
+        // processing with the subscription hooks as serve does), and embeds the migrations itself.
+        .target(name: "PayhookTestSupport",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
+                               "PayhookEmulator", "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookOperations",
+                               "PayhookIngress", "PayhookCallbacks", "PayhookProcessing", "PayhookSubscriptions"],
+                path: "Tests/Support", swiftSettings: swiftSettings, plugins: ["EmbedMigrationsPlugin"]),
         .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
@@ -119,6 +126,29 @@ let package = Package(
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookCore", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
+        // Feature test targets: each tests its module through the module's own API, depending on
+        // that module, the modules below it (and the provider emulator as a stand-in) and
+        // PayhookTestSupport.
+        .testTarget(name: "PayhookIngressTests",
+                    dependencies: ["PayhookIngress", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders",
+                                   "PayhookTestSupport"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookOperationsTests",
+                    dependencies: ["PayhookOperations", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin",
+                                   "PayhookQueue", "PayhookTestSupport"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookProcessingTests",
+                    dependencies: ["PayhookProcessing", "PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP",
+                                   "PayhookProviders", "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress",
+                                   "PayhookOperations", "PayhookCallbacks", "PayhookEmulator", "PayhookTestSupport"],
+                    swiftSettings: swiftSettings),
+        .testTarget(name: "PayhookSubscriptionsTests",
+                    dependencies: ["PayhookSubscriptions", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders",
+                                   "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations",
+                                   "PayhookCallbacks", "PayhookEmulator", "PayhookTestSupport"],
+                    swiftSettings: swiftSettings),
+        // The composition root: configuration, serve, the console, the CLI, the multi-process and
+        // crash suites, the provider corpus and the money simulation.
         .testTarget(name: "PayhookAppTests",
                     dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
                                    "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",

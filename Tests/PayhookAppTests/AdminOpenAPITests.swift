@@ -35,7 +35,7 @@ struct AdminOpenAPITests {
         try await IngressHarness.with("admin_openapi") { (ingress) async throws in
             let inbound = try await ingress.database.seedDeadInbound()
             let job = try await ingress.database.seedDeadJob()
-            let registration = FulfillmentTests.registration("order-openapi")
+            let registration = FulfillmentHarness.registration("order-openapi")
             _ = try await ingress.database.query(
                 "INSERT INTO vault_tokens (provider, token, shopper_reference) VALUES ('adyen', 'tok-openapi', 'shopper-openapi')")
             func subscription(_ reference: String, token: String = "tok-openapi") -> String {
@@ -46,7 +46,7 @@ struct AdminOpenAPITests {
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration),
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders",
-                     body: FulfillmentTests.registration("order-openapi", value: 5)),
+                     body: FulfillmentHarness.registration("order-openapi", value: 5)),
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: #"{"provider": "adyen"}"#),
                 Call(method: "POST", template: "/v1/orders", path: "/v1/orders", body: registration, authorized: false),
                 Call(method: "GET", template: "/v1/orders/{id}", path: "/v1/orders/999999"),

@@ -50,7 +50,7 @@ struct AdminScopeRotationTests {
         let inFlight = Task {
             await HTTPTestClient.send(port: port, path: "/v1/orders",
                                       headers: [("Authorization", "Bearer \(Self.oldToken)"), ("Content-Type", "application/json")],
-                                      body: Array(FulfillmentTests.registration("order-rotation").utf8), timeoutSeconds: 60)
+                                      body: Array(FulfillmentHarness.registration("order-rotation").utf8), timeoutSeconds: 60)
         }
         let waiting = await eventually(timeout: .seconds(30)) {
             (try? await database.int(

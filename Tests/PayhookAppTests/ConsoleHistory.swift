@@ -1,4 +1,5 @@
 import Foundation
+import PayhookTestSupport
 import PayhookPostgres
 @testable import PayhookApp
 @testable import PayhookConsole

@@ -115,7 +115,7 @@ struct DeadLetterCLITests {
         #expect(try await harness.inbound(event).status == "dead")
         let letter = try await database.int("SELECT id AS n FROM dead_letters WHERE source_id = $1", [.int(event)])
 
-        harness.pxp.setPayment(NormalizationPXPTests.fetched("TXREPLAY", "Captured", .captured))
+        harness.pxp.setPayment(Bodies.pxpFetched("TXREPLAY", "Captured", .captured))
         let env = database.operatorEnvironment
         let result = await PayhookCLI.capture(
             ["dead-letters", "replay", String(letter), "--execute", "--note", "PXP API recovered", "--actor", "alice"], environment: env)

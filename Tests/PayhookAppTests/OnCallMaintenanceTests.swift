@@ -4,12 +4,9 @@ import PayhookPostgres
 import PayhookTestSupport
 import Synchronization
 import Testing
-@testable import PayhookApp
 @testable import PayhookAdmin
 @testable import PayhookOperations
-@testable import PayhookIngress
-@testable import PayhookProcessing
-@testable import PayhookSubscriptions
+@testable import PayhookApp
 
 @Suite("On-call: retention, gauges, SQL", .timeLimit(.minutes(5)))
 struct OnCallMaintenanceTests {

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookTestSupport
 import PayhookCore
 import PayhookProviders
 import Testing

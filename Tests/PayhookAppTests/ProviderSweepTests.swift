@@ -245,7 +245,7 @@ struct ProviderSweepTests {
         #expect(try await sweep.sweep(now: late.addingTimeInterval(120)).expired == 0)
         let (worker, task) = try harness.startWorker(name: "w")
         let told = await eventually(timeout: .seconds(60)) { !harness.endpoint.received.isEmpty }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await harness.quietQueue())
         worker.shutdown(gracePeriod: .seconds(5))
         await task.value
 

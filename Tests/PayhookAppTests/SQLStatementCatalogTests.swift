@@ -1,4 +1,5 @@
 import PayhookPostgres
+import PayhookTestSupport
 import Testing
 @testable import PayhookApp
 

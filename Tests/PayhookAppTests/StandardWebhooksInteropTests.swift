@@ -48,7 +48,7 @@ struct StandardWebhooksInteropTests {
         let harness = try await FulfillmentHarness.make("standard_webhooks_interop")
         defer { harness.endpoint.stop() }
         harness.endpoint.answer([503])
-        let order = try await harness.register(FulfillmentTests.registration("order-sw"))
+        let order = try await harness.register(FulfillmentHarness.registration("order-sw"))
         try await harness.deliver(FulfillmentHarness.adyenPaid(psp: "PSPSW", reference: "order-sw", value: 1999),
                                   processor: harness.processor())
         #expect(try await harness.runWorker(until: order.id, reaches: "fulfilled"))

@@ -15,27 +15,15 @@ import Testing
 /// same operations, validated the same way, audited.
 @Suite("Subscriptions on the admin API and the command line", .timeLimit(.minutes(5)))
 struct SubscriptionAdminTests {
-    struct Reply {
-        let status: Int
-        let json: [String: Any]
-        var field: String? { json["field"] as? String }
-        var code: String? { json["code"] as? String }
-    }
+    typealias Reply = SubscriptionAdminCalls.Reply
 
     static func call(_ api: SubscriptionAdminAPI, _ method: String, _ path: String, query: String = "", body: String = "") async -> Reply {
-        let response = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse, Never>) in
-            let request = HTTPRequest(method: method, path: path, rawQuery: query, body: Array(body.utf8), remoteAddress: "127.0.0.1")
-            if !api.handle(request, respond: { continuation.resume(returning: $0) }) {
-                continuation.resume(returning: HTTPResponse(status: 0))
-            }
-        }
-        let json = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
-        return Reply(status: response.status, json: json)
+        await SubscriptionAdminCalls.call(api, method, path, query: query, body: body)
     }
 
     static func body(token: String = #""vault_token": {"provider": "adyen", "token": "tok-active"}"#, reference: String = "sub-42",
                      extra: String = "") -> String {
-        #"{\#(token), "amount": {"value": 1999, "currency": "EUR"}, "interval": {"every": 1, "unit": "month"}, "reference": "\#(reference)", "max_cycles": null\#(extra)}"#
+        SubscriptionAdminCalls.body(token: token, reference: reference, extra: extra)
     }
 
     @Test("create answers 201 with the subscription; show lists its charges; duplicates, unknown and unusable tokens are refused naming the field")

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookTestSupport
 import PayhookCore
 import Testing
 @testable import PayhookApp
@@ -15,7 +16,7 @@ struct SubscriptionUnitTests {
         NewSubscription.parseTimestamp(text) ?? Date(timeIntervalSince1970: 0)
     }
 
-    static func format(_ date: Date) -> String { date.formatted(Date.ISO8601FormatStyle()) }
+    static func format(_ date: Date) -> String { SubscriptionHarness.format(date) }
 
     static func monthly(_ every: Int = 1) -> SubscriptionInterval { SubscriptionInterval(every: every, unit: .month)! }
 

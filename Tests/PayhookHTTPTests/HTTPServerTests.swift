@@ -23,8 +23,8 @@ struct HTTPServerTests {
         let head = "POST /webhooks/adyen/acme?sig=a%2Bb&name=x+y&empty= HTTP/1.1\r\n"
             + "Host: localhost\r\nX-First: 1\r\nX-Second: two\r\nContent-Type: application/octet-stream\r\n"
             + "Content-Length: \(body.count)\r\n\r\n"
-        let response = await offPool { () -> RawResponse? in
-            guard let connection = RawConnection(port: server.boundPort) else { return nil }
+        let response = await HTTPTestClient.offPool { () -> HTTPTestResponse? in
+            guard let connection = RawTestConnection(port: server.boundPort, timeoutSeconds: 10) else { return nil }
             connection.send(Array(head.utf8) + body)
             return connection.readResponse()
         }
@@ -75,9 +75,9 @@ struct HTTPServerTests {
         }
         defer { server.stop() }
 
-        let responses = await offPool { () -> [RawResponse?] in
-            guard let connection = RawConnection(port: server.boundPort) else { return [] }
-            var responses: [RawResponse?] = []
+        let responses = await HTTPTestClient.offPool { () -> [HTTPTestResponse?] in
+            guard let connection = RawTestConnection(port: server.boundPort, timeoutSeconds: 10) else { return [] }
+            var responses: [HTTPTestResponse?] = []
             for path in ["/one", "/two"] {  // keep-alive: the second request reuses the resumed connection
                 connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
                 responses.append(connection.readResponse())
@@ -175,9 +175,9 @@ struct HTTPServerTests {
         head += "\r\n"
         #expect(head.utf8.count > 7_800 && head.utf8.count < 8192)
         let request = Array(head.utf8) + body
-        let responses = await offPool { () -> [RawResponse?] in
-            guard let connection = RawConnection(port: server.boundPort) else { return [] }
-            var responses: [RawResponse?] = []
+        let responses = await HTTPTestClient.offPool { () -> [HTTPTestResponse?] in
+            guard let connection = RawTestConnection(port: server.boundPort, timeoutSeconds: 10) else { return [] }
+            var responses: [HTTPTestResponse?] = []
             for _ in 0..<2 {
                 connection.send(request)
                 responses.append(connection.readResponse())
@@ -202,8 +202,8 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
 
-        async let slowEnding = offPool { () -> RawConnection.Ending? in
-            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 15) else { return nil }
+        async let slowEnding = HTTPTestClient.offPool { () -> RawTestConnection.Ending? in
+            guard let connection = RawTestConnection(port: port, timeoutSeconds: 15) else { return nil }
             connection.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
             return connection.readUntilClosed()
         }
@@ -225,8 +225,8 @@ struct HTTPServerTests {
         }
         defer { server.stop() }
 
-        let ending = await offPool { () -> RawConnection.Ending? in
-            guard let connection = RawConnection(port: server.boundPort, receiveTimeoutSeconds: 15) else { return nil }
+        let ending = await HTTPTestClient.offPool { () -> RawTestConnection.Ending? in
+            guard let connection = RawTestConnection(port: server.boundPort, timeoutSeconds: 15) else { return nil }
             connection.send("POST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
             connection.shutdownWrite()
             return connection.readUntilClosed()
@@ -293,8 +293,8 @@ struct HTTPServerTests {
         }
         let port = server.boundPort
 
-        async let ending = offPool { () -> RawConnection.Ending? in
-            guard let connection = RawConnection(port: port) else { return nil }
+        async let ending = HTTPTestClient.offPool { () -> RawTestConnection.Ending? in
+            guard let connection = RawTestConnection(port: port, timeoutSeconds: 10) else { return nil }
             connection.send("POST /hang HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
             return connection.readUntilClosed()
         }
@@ -394,16 +394,16 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
 
-        let outcome = await offPool { () -> (served: Int, elapsed: Duration)? in
-            var idle: [RawConnection] = []
+        let outcome = await HTTPTestClient.offPool { () -> (served: Int, elapsed: Duration)? in
+            var idle: [RawTestConnection] = []
             for index in 0..<128 {
-                guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 15) else { return nil }
+                guard let connection = RawTestConnection(port: port, timeoutSeconds: 15) else { return nil }
                 // One exchange each: every connection is accepted and back to idle before the burst.
                 connection.send("GET /warm/\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
                 guard connection.readResponse()?.status == 200 else { return nil }
                 idle.append(connection)
             }
-            guard let holder = RawConnection(port: port) else { return nil }
+            guard let holder = RawTestConnection(port: port, timeoutSeconds: 10) else { return nil }
             holder.send("GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             guard holding.wait(timeout: .now() + 5) == .success else { return nil }
             for (index, connection) in idle.enumerated() {
@@ -434,8 +434,8 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
 
-        let outcome = await offPool { () -> (second: RawConnection.Ending?, first: Int?) in
-            guard let first = RawConnection(port: port), let second = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+        let outcome = await HTTPTestClient.offPool { () -> (second: RawTestConnection.Ending?, first: Int?) in
+            guard let first = RawTestConnection(port: port, timeoutSeconds: 10), let second = RawTestConnection(port: port, timeoutSeconds: 5) else {
                 return (nil, nil)
             }
             first.send("GET /first HTTP/1.1\r\nHost: x\r\n")  // incomplete: keeps the slot taken
@@ -459,8 +459,8 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
 
-        let outcome = await offPool { () -> (sent: Int, ending: RawConnection.Ending?) in
-            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 30) else { return (0, nil) }
+        let outcome = await HTTPTestClient.offPool { () -> (sent: Int, ending: RawTestConnection.Ending?) in
+            guard let connection = RawTestConnection(port: port, timeoutSeconds: 30) else { return (0, nil) }
             connection.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
             // The attacker's pace: one byte every 100 ms would finish after 10 s.
             var sent = 0
@@ -488,8 +488,8 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
 
-        let outcome = await offPool { () -> (sent: Int, ending: RawConnection.Ending?) in
-            guard let connection = RawConnection(port: port, receiveTimeoutSeconds: 30) else { return (0, nil) }
+        let outcome = await HTTPTestClient.offPool { () -> (sent: Int, ending: RawTestConnection.Ending?) in
+            guard let connection = RawTestConnection(port: port, timeoutSeconds: 30) else { return (0, nil) }
             connection.send("GET /slow HTTP/1.1\r\nHost: x\r\n")
             var sent = 0
             while sent < 100, connection.send("X-Pad-\(sent): y\r\n") {
@@ -512,7 +512,7 @@ struct HTTPServerTests {
         defer { server.stop() }
         let port = server.boundPort
         // The receive timeout (20 s) is far below the idle timeout (60 s) and far above the deadline.
-        let ending = await offPool { RawConnection(port: port, receiveTimeoutSeconds: 20)?.readUntilClosed() }
+        let ending = await HTTPTestClient.offPool { RawTestConnection(port: port, timeoutSeconds: 20)?.readUntilClosed() }
         #expect(ending == .closedByPeer)
     }
 
@@ -523,8 +523,8 @@ struct HTTPServerTests {
         }
         defer { server.stop() }
         let port = server.boundPort
-        let outcome = await offPool { () -> (over: Int?, first: Int?, after: Int?) in
-            guard let first = RawConnection(port: port), let over = RawConnection(port: port, receiveTimeoutSeconds: 5) else {
+        let outcome = await HTTPTestClient.offPool { () -> (over: Int?, first: Int?, after: Int?) in
+            guard let first = RawTestConnection(port: port, timeoutSeconds: 10), let over = RawTestConnection(port: port, timeoutSeconds: 5) else {
                 return (nil, nil, nil)
             }
             // 800 of 1000 bytes announced and half sent: held until the rest arrives.
@@ -533,7 +533,7 @@ struct HTTPServerTests {
             let overStatus = over.readResponse()?.status
             first.send(String(repeating: "a", count: 400))
             let firstStatus = first.readResponse()?.status
-            let after = RawConnection(port: port)
+            let after = RawTestConnection(port: port, timeoutSeconds: 10)
             after?.send("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n" + String(repeating: "c", count: 800))
             return (overStatus, firstStatus, after?.readResponse()?.status)
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PayhookCore
+import PayhookTestSupport
 import Synchronization
 @testable import PayhookHTTP
 
@@ -30,117 +31,10 @@ func startServer(
     return server
 }
 
-/// Runs blocking work (raw sockets) on a thread of its own: not on the cooperative pool, which
-/// has only two threads here, and not on Dispatch's global queue, where 200 blocked clients
-/// would delay the handlers' own `respond` work.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(returning: work()) }
-    }
-}
-
-struct RawResponse: Sendable {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-}
-
-/// A blocking TCP client that writes exactly the bytes it is given, for requests URLSession
-/// would never send (stalled, truncated, oversized, raw query bytes).
-final class RawConnection: @unchecked Sendable {
-    // Invariant: each instance is used by one thread at a time (the test's offPool closure).
-    private let fd: Int32
-    private var buffered: [UInt8] = []
-
-    init?(port: Int, receiveTimeoutSeconds: Int = 10) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        // No close here: a class's failable init that fails after every property is set
-        // still runs deinit, which closes `fd`; closing it here too would close whatever
-        // descriptor another thread opened under the same number in between.
-        if connected != 0 { return nil }
-    }
-
-    deinit { close(fd) }
-
-    @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
-
-    @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
-
-    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
-
-    /// Reads one response; nil if the connection closed or timed out first.
-    func readResponse() -> RawResponse? {
-        guard let headerEnd = fill(until: { $0.firstRange(of: [13, 10, 13, 10]).map(\.upperBound) }) else { return nil }
-        let head = String(decoding: buffered[..<headerEnd], as: UTF8.self)
-        buffered.removeFirst(headerEnd)
-        var lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        guard !lines.isEmpty else { return nil }
-        let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
-        let headers = lines.compactMap { line -> (String, String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
-        guard fill(until: { $0.count >= length ? length : nil }) != nil else { return nil }
-        let body = Array(buffered.prefix(length))
-        buffered.removeFirst(length)
-        return RawResponse(status: status, headers: headers, body: body)
-    }
-
-    enum Ending: Equatable { case closedByPeer, timedOut }
-
-    /// Reads and discards until the peer closes (or the receive timeout passes).
-    func readUntilClosed() -> Ending {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 { continue }
-            if count == 0 { return .closedByPeer }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? .timedOut : .closedByPeer
-        }
-    }
-
-    private func fill(until complete: ([UInt8]) -> Int?) -> Int? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            if let done = complete(buffered) { return done }
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { return nil }
-            buffered.append(contentsOf: chunk[..<count])
-        }
-    }
-}
-
 /// One raw request/response exchange on a fresh connection.
-func rawExchange(port: Int, _ request: String) async -> RawResponse? {
-    await offPool {
-        guard let connection = RawConnection(port: port) else { return nil }
+func rawExchange(port: Int, _ request: String) async -> HTTPTestResponse? {
+    await HTTPTestClient.offPool {
+        guard let connection = RawTestConnection(port: port, timeoutSeconds: 10) else { return nil }
         connection.send(request)
         return connection.readResponse()
     }
@@ -169,7 +63,7 @@ final class RawListener: @unchecked Sendable {
         }
         self.fd = fd
         port = Int(UInt16(bigEndian: address.sin_port))
-        // As in RawConnection: deinit closes `fd` when this init fails.
+        // As in RawTestConnection: deinit closes `fd` when this init fails.
         if fd < 0 || bound != 0 || named != 0 || listen(fd, 64) != 0 { return nil }
     }
 

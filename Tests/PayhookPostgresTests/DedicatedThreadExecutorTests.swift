@@ -1,5 +1,6 @@
 import Foundation
 @testable import PayhookPostgres
+import PayhookTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookPostgres
+import PayhookTestSupport
 import Testing
 
 @Suite("Binary array binds (no server)")

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookPostgres
+import PayhookTestSupport
 import Testing
 
 @Suite("PostgresConnection against a real server", .timeLimit(.minutes(5)))
@@ -257,7 +258,7 @@ struct PostgresConnectionTests {
 
     @Test("connecting to a server that is not there fails with connectionFailed")
     func connectFailure() async throws {
-        _ = try TestDatabase.url()
+        _ = try TestDatabase.baseURL()
         let error = try #require(await captureError {
             _ = try await PostgresConnection.connect("postgresql:///payhook?host=/nonexistent-payhook-dir&port=1")
         })

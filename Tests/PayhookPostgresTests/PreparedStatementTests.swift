@@ -1,4 +1,5 @@
 import PayhookPostgres
+import PayhookTestSupport
 import Testing
 
 /// Statements are prepared once per session behind `query`; these pin down that callers

@@ -5,54 +5,20 @@ import PayhookTestSupport
 import Synchronization
 import Testing
 
-/// A fresh schema per test, migrated with the repository's own `sql/migrations` files.
+/// A fresh schema per test, migrated by the shared schema fixture (`TestDatabase`).
 enum QueueDatabase {
-    /// The server under test; a test fails (never skips) when it is not configured.
-    static func url() throws -> String {
-        let url = ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        return try #require(url, """
-            DATABASE_URL is not set. Start a test server with \
-            `PAYHOOK_PG_PORT=54336 ops/db start` and run `DATABASE_URL=<printed url> swift test`.
-            """)
-    }
-
-    /// Every `sql/migrations/*.sql` file, read from disk (the app embeds them; tests read them).
-    static func migrations() throws -> [Migration] {
-        let directory = RepositoryPaths.root + "/sql/migrations"
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }
-        return try names.map { name in
-            try Migration(fileName: name, sql: String(contentsOfFile: directory + "/" + name, encoding: .utf8))
-        }
-    }
-
-    /// Creates a schema, migrates it, hands `body` a fixture on it, and drops the schema.
+    /// Runs `body` on a fixture over a fresh migrated schema (`TestDatabase`), dropped afterwards.
     static func withFixture(_ body: (QueueFixture) async throws -> Void) async throws {
-        let base = try url()
-        let schema = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let admin = try await PostgresConnection.connect(base)
-        defer { admin.close() }
-        try await admin.execute("CREATE SCHEMA \(schema)")
-        let conninfo = conninfo(base, searchPath: schema)
-        let fixture = QueueFixture(conninfo: conninfo)
-        do {
-            let migrator = PostgresMigrator(conninfo: conninfo, migrations: try migrations())
-            try await SchemaMigrationGate.run { try await migrator.migrate() }
-            try await body(fixture)
-        } catch {
+        try await TestDatabase.withSchema(migrated: true) { conninfo in
+            let fixture = QueueFixture(conninfo: conninfo)
+            do {
+                try await body(fixture)
+            } catch {
+                await fixture.pool.close()
+                throw error
+            }
             await fixture.pool.close()
-            try? await admin.execute("DROP SCHEMA \(schema) CASCADE")
-            throw error
         }
-        await fixture.pool.close()
-        try? await admin.execute("DROP SCHEMA \(schema) CASCADE")
-    }
-
-    /// `base` with `options=-c search_path=<schema>` added, for URIs and key=value strings.
-    static func conninfo(_ base: String, searchPath schema: String) -> String {
-        if base.contains("://") {
-            return base + (base.contains("?") ? "&" : "?") + "options=-c%20search_path%3D\(schema)"
-        }
-        return base + " options='-c search_path=\(schema)'"
     }
 }
 

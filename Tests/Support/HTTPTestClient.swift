@@ -13,6 +13,9 @@ public struct HTTPTestResponse: Sendable, CustomStringConvertible {
     public var text: String { String(decoding: body, as: UTF8.self) }
     public var isSuccess: Bool { (200..<300).contains(status) }
     public var description: String { "\(status) \(text.prefix(200))" }
+
+    /// A header's value by name, case-insensitively.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// A blocking HTTP/1.1 client over a raw TCP socket: one request per connection
@@ -64,6 +67,8 @@ public enum HTTPTestClient {
 public final class RawTestConnection: @unchecked Sendable {
     // @unchecked: the descriptor is only used by one thread at a time (documented above).
     private let fd: Int32
+    /// Received bytes past the last response read.
+    private var leftover: [UInt8] = []
 
     /// - Parameter source: a loopback address to connect from (e.g. `"127.0.0.2"`), so one test
     ///   can be two clients; `nil` lets the kernel choose (127.0.0.1).
@@ -115,21 +120,32 @@ public final class RawTestConnection: @unchecked Sendable {
     @discardableResult
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
-    /// Reads and discards until the peer closes (`true`) or the receive timeout passes (`false`).
-    public func awaitClose() -> Bool {
+    /// Half-closes: the server sees the end of the request stream, the answer can still arrive.
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    public enum Ending: Equatable, Sendable { case closedByPeer, timedOut }
+
+    /// Reads and discards until the peer closes (or resets) or the receive timeout passes.
+    public func readUntilClosed() -> Ending {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 { continue }
             if count < 0 && errno == EINTR { continue }
-            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ? .closedByPeer : .timedOut
         }
     }
 
+    /// Reads and discards until the peer closes (`true`) or the receive timeout passes (`false`).
+    public func awaitClose() -> Bool { readUntilClosed() == .closedByPeer }
+
     /// Reads until the peer closes (the requests carry `Connection: close`) or the body named
     /// by `Content-Length` is complete; `nil` without a complete status line and header block.
+    /// Bytes after a response stay for the next call, so one connection can read several
+    /// (keep-alive, pipelining).
     public func readResponse() -> HTTPTestResponse? {
-        var buffer: [UInt8] = []
+        var buffer = leftover
+        leftover = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         var headerEnd: Int?
         var expectedLength: Int?
@@ -153,7 +169,9 @@ public final class RawTestConnection: @unchecked Sendable {
             buffer.append(contentsOf: chunk[..<count])
         }
         guard let headerEnd, let parsed else { return nil }
-        let body = Array(buffer[headerEnd..<(expectedLength.map { headerEnd + $0 } ?? buffer.count)])
+        let end = expectedLength.map { headerEnd + $0 } ?? buffer.count
+        let body = Array(buffer[headerEnd..<end])
+        leftover = Array(buffer[end...])
         return HTTPTestResponse(status: parsed.status, headers: parsed.headers, body: body)
     }
 
