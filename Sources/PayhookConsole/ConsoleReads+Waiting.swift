@@ -21,15 +21,11 @@ extension ConsoleReads {
     }
 
     func providerChecks(limit: Int) async throws(OperationsError) -> [ProviderCheck] {
-        do {
-            return try await pool.query(ConsoleChartSQL.shared.providerChecks, [.int(Int64(limit))]).map { row in
-                ProviderCheck(subject: try row.decode("subject"), subjectID: try row.decode("subject_id"),
-                              provider: try row.decode("provider"), reason: try row.decode("reason"), checks: try row.decode("checks"),
-                              lastCheckedAt: try row.decode("last_checked_at"), reference: try row.decode("reference"),
-                              status: try row.decode("status"), since: try row.decode("since"))
-            }
-        } catch {
-            throw OperationsError.wrapping(error)
+        try await rows(ConsoleChartSQL.shared.providerChecks, [.int(Int64(limit))]) { row in
+            ProviderCheck(subject: try row.decode("subject"), subjectID: try row.decode("subject_id"),
+                          provider: try row.decode("provider"), reason: try row.decode("reason"), checks: try row.decode("checks"),
+                          lastCheckedAt: try row.decode("last_checked_at"), reference: try row.decode("reference"),
+                          status: try row.decode("status"), since: try row.decode("since"))
         }
     }
 
@@ -49,16 +45,12 @@ extension ConsoleReads {
     }
 
     func merchantEndpoints(limit: Int) async throws(OperationsError) -> [MerchantEndpoint] {
-        do {
-            return try await pool.query(ConsoleChartSQL.shared.merchantEndpoints, [.int(Int64(limit))]).map { row in
-                MerchantEndpoint(url: try row.decode("url"), callbacks: try row.decode("callbacks"), givenUp: try row.decode("given_up"),
-                                 oldest: try row.decode("oldest"), lastStatusCode: try row.decode("last_status_code"),
-                                 lastError: try row.decode("last_error"), nextAttempt: try row.decode("next_attempt"),
-                                 firstOrder: try row.decode("first_order"), firstWebhookID: try row.decode("first_webhook"),
-                                 firstLetter: try row.decode("first_letter"))
-            }
-        } catch {
-            throw OperationsError.wrapping(error)
+        try await rows(ConsoleChartSQL.shared.merchantEndpoints, [.int(Int64(limit))]) { row in
+            MerchantEndpoint(url: try row.decode("url"), callbacks: try row.decode("callbacks"), givenUp: try row.decode("given_up"),
+                             oldest: try row.decode("oldest"), lastStatusCode: try row.decode("last_status_code"),
+                             lastError: try row.decode("last_error"), nextAttempt: try row.decode("next_attempt"),
+                             firstOrder: try row.decode("first_order"), firstWebhookID: try row.decode("first_webhook"),
+                             firstLetter: try row.decode("first_letter"))
         }
     }
 
@@ -74,25 +66,17 @@ extension ConsoleReads {
     }
 
     func ordersInReview(limit: Int) async throws(OperationsError) -> [OrderInReview] {
-        do {
-            return try await pool.query(ConsoleChartSQL.shared.ordersInReview, [.int(Int64(limit))]).map { row in
-                OrderInReview(id: try row.decode("id"), provider: try row.decode("provider"), account: try row.decode("account"),
-                              reference: try row.decode("reference"), reason: try row.decode("reason"),
-                              since: try row.decode("updated_at"), letter: try row.decode("letter"))
-            }
-        } catch {
-            throw OperationsError.wrapping(error)
+        try await rows(ConsoleChartSQL.shared.ordersInReview, [.int(Int64(limit))]) { row in
+            OrderInReview(id: try row.decode("id"), provider: try row.decode("provider"), account: try row.decode("account"),
+                          reference: try row.decode("reference"), reason: try row.decode("reason"),
+                          since: try row.decode("updated_at"), letter: try row.decode("letter"))
         }
     }
 
     /// Open dead letters grouped by reason, provider and source, largest group first (the
     /// overview's statement, without the other five the overview runs).
     func openLetterGroups() async throws(OperationsError) -> [Overview.LetterGroup] {
-        do {
-            return try await pool.query(ConsoleSQL.shared.openLettersByReason).map(Overview.LetterGroup.init(row:))
-        } catch {
-            throw OperationsError.wrapping(error)
-        }
+        try await rows(ConsoleSQL.shared.openLettersByReason, read: Overview.LetterGroup.init(row:))
     }
 
     struct UnknownCharge: Sendable {
@@ -107,14 +91,10 @@ extension ConsoleReads {
     }
 
     func unknownCharges(limit: Int) async throws(OperationsError) -> [UnknownCharge] {
-        do {
-            return try await pool.query(ConsoleChartSQL.shared.unknownCharges, [.int(Int64(limit))]).map { row in
-                UnknownCharge(id: try row.decode("id"), subscriptionID: try row.decode("subscription_id"), provider: try row.decode("provider"),
-                              idempotencyKey: try row.decode("idempotency_key"), amountMinor: try row.decode("amount_minor"),
-                              currency: try row.decode("currency"), since: try row.decode("created_at"), lastError: try row.decode("last_error"))
-            }
-        } catch {
-            throw OperationsError.wrapping(error)
+        try await rows(ConsoleChartSQL.shared.unknownCharges, [.int(Int64(limit))]) { row in
+            UnknownCharge(id: try row.decode("id"), subscriptionID: try row.decode("subscription_id"), provider: try row.decode("provider"),
+                          idempotencyKey: try row.decode("idempotency_key"), amountMinor: try row.decode("amount_minor"),
+                          currency: try row.decode("currency"), since: try row.decode("created_at"), lastError: try row.decode("last_error"))
         }
     }
 }

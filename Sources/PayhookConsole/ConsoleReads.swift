@@ -15,6 +15,17 @@ import PayhookSubscriptions
 struct ConsoleReads: Sendable {
     let pool: PostgresPool
 
+    /// Runs one statement and reads each of its rows with `read`. Every list read of the console
+    /// is this shape; the failure becomes the `OperationsError` the pages know how to show.
+    func rows<Row>(_ sql: String, _ binds: [PostgresValue] = [],
+                   read: (PostgresRow) throws -> Row) async throws(OperationsError) -> [Row] {
+        do {
+            return try await pool.query(sql, binds).map(read)
+        } catch {
+            throw OperationsError.wrapping(error)
+        }
+    }
+
     struct Overview: Sendable {
         struct LetterGroup: Sendable {
             let reason: String; let provider: String; let source: String; let count: Int64; let oldest: Date
@@ -95,11 +106,7 @@ struct ConsoleReads: Sendable {
 
     /// Open letters matching `query`, oldest first: a bulk replay's work list.
     func openLetterIDs(_ query: LetterQuery) async throws(OperationsError) -> [Int64] {
-        do {
-            return try await pool.query(ConsoleSQL.shared.openLetterIDs, query.binds).map { try $0.decode("id") }
-        } catch {
-            throw OperationsError.wrapping(error)
-        }
+        try await rows(ConsoleSQL.shared.openLetterIDs, query.binds) { try $0.decode("id") }
     }
 
     struct AuditEntry: Sendable {
@@ -111,22 +118,14 @@ struct ConsoleReads: Sendable {
 
     /// What operators did to `target` (`dead_letter:7`), newest first.
     func audit(target: String) async throws(OperationsError) -> [AuditEntry] {
-        do {
-            return try await pool.query(ConsoleSQL.shared.auditForTarget, [.text(target)]).map { row in
-                AuditEntry(actor: try row.decode("actor"), action: try row.decode("action"),
-                           detailsJSON: try row.decode("details"), at: try row.decode("at"))
-            }
-        } catch {
-            throw OperationsError.wrapping(error)
+        try await rows(ConsoleSQL.shared.auditForTarget, [.text(target)]) { row in
+            AuditEntry(actor: try row.decode("actor"), action: try row.decode("action"),
+                       detailsJSON: try row.decode("details"), at: try row.decode("at"))
         }
     }
 
     /// Merchant callbacks about one subscription (`subscription.*`), oldest first.
     func subscriptionCallbacks(id: Int64) async throws(OperationsError) -> [OrderRecord.Callback] {
-        do {
-            return try await pool.query(ConsoleSQL.shared.callbacksOfSubscription, [.int(id)]).map { try OrderRecord.Callback(row: $0) }
-        } catch {
-            throw OperationsError.wrapping(error)
-        }
+        try await rows(ConsoleSQL.shared.callbacksOfSubscription, [.int(id)], read: OrderRecord.Callback.init(row:))
     }
 }

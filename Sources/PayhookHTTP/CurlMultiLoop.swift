@@ -250,20 +250,24 @@ final class CurlMultiLoop: @unchecked Sendable {
 private func curlHeaderSink(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
-    let length = size * count
-    guard let data, let context else { return length }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    deliverCurlBytes(data, size, count, context) { $0.receiveHeaderLine($1) }
 }
 
 /// CURLOPT_WRITEFUNCTION: a piece of the body.
 private func curlBodySink(
     _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
+    deliverCurlBytes(data, size, count, context) { $0.receiveBody($1) }
+}
+
+/// The two sinks' common part: find the transfer in curl's context pointer, hand it the bytes,
+/// and report them all taken (anything else makes curl abort the transfer).
+private func deliverCurlBytes(
+    _ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?,
+    to receive: (CurlTransfer, UnsafeRawBufferPointer) -> Void
+) -> Int {
     let length = size * count
     guard let data, let context else { return length }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length))
+    receive(Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), UnsafeRawBufferPointer(start: data, count: length))
     return length
 }

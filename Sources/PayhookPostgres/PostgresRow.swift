@@ -90,30 +90,32 @@ extension String: PostgresDecodable {
     }
 }
 
+/// The integer decoders' one rule: NULL is refused, and decimal text that does not fit the type
+/// throws rather than truncating.
+private func decodeInteger<Integer: FixedWidthInteger>(_ text: String?) throws(PostgresDecodingFailure) -> Integer {
+    guard let text else { throw .null(Integer.self) }
+    guard let value = Integer(text) else { throw PostgresDecodingFailure("is not an integer that fits \(Integer.self)") }
+    return value
+}
+
 extension Int64: PostgresDecodable {
     /// Parses int2/int4/int8 text.
     public static func decode(postgresText text: String?) throws(PostgresDecodingFailure) -> Int64 {
-        guard let text else { throw .null(Int64.self) }
-        guard let value = Int64(text) else { throw PostgresDecodingFailure("is not an integer that fits Int64") }
-        return value
+        try decodeInteger(text)
     }
 }
 
 extension Int: PostgresDecodable {
     /// Parses int2/int4/int8 text.
     public static func decode(postgresText text: String?) throws(PostgresDecodingFailure) -> Int {
-        guard let text else { throw .null(Int.self) }
-        guard let value = Int(text) else { throw PostgresDecodingFailure("is not an integer that fits Int") }
-        return value
+        try decodeInteger(text)
     }
 }
 
 extension Int32: PostgresDecodable {
     /// Parses int2/int4 text; an int8 beyond Int32's range throws rather than truncating.
     public static func decode(postgresText text: String?) throws(PostgresDecodingFailure) -> Int32 {
-        guard let text else { throw .null(Int32.self) }
-        guard let value = Int32(text) else { throw PostgresDecodingFailure("is not an integer that fits Int32") }
-        return value
+        try decodeInteger(text)
     }
 }
 

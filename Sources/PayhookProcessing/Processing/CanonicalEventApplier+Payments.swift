@@ -161,31 +161,34 @@ extension CanonicalEventApplier {
 
     func record(_ adjustment: Adjustment, provider: String, paymentID: Int64, source: EventSource,
                 on connection: PostgresConnection) async throws {
+        // Refunds, captures and counted kinds are one insert that differs only in its kind; the
+        // two failures are one update that differs only in its statement.
+        let insert: (kind: String, reference: String, amount: Money?)
         switch adjustment {
         case .refund(let reference, let amount):
-            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
-                .text(provider), .text("refund"), .text(reference), .int(paymentID), .int(amount.minorUnits),
-                .text(amount.currency), .int(source.inboundEventID),
-            ])
-        case .refundFailed(let reference):
-            try await connection.query(ProcessingSQL.shared.markRefundFailed, [
-                .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
-            ])
+            insert = ("refund", reference, amount)
         case .capture(let reference, let amount):
-            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
-                .text(provider), .text("capture"), .text(reference), .int(paymentID), .int(amount.minorUnits),
-                .text(amount.currency), .int(source.inboundEventID),
-            ])
-        case .captureFailed(let reference):
-            try await connection.query(ProcessingSQL.shared.markCaptureFailed, [
-                .text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID),
-            ])
+            insert = ("capture", reference, amount)
         case .counted(let kind, let reference, let amount):
-            try await connection.query(ProcessingSQL.shared.insertAdjustment, [
-                .text(provider), .text(kind), .text(reference), .int(paymentID), Self.int(amount?.minorUnits),
-                Self.text(amount?.currency), .int(source.inboundEventID),
-            ])
+            insert = (kind, reference, amount)
+        case .refundFailed(let reference):
+            try await markFailed(ProcessingSQL.shared.markRefundFailed, provider: provider, reference: reference,
+                                 paymentID: paymentID, source: source, on: connection)
+            return
+        case .captureFailed(let reference):
+            try await markFailed(ProcessingSQL.shared.markCaptureFailed, provider: provider, reference: reference,
+                                 paymentID: paymentID, source: source, on: connection)
+            return
         }
+        try await connection.query(ProcessingSQL.shared.insertAdjustment, [
+            .text(provider), .text(insert.kind), .text(insert.reference), .int(paymentID), Self.int(insert.amount?.minorUnits),
+            Self.text(insert.amount?.currency), .int(source.inboundEventID),
+        ])
+    }
+
+    private func markFailed(_ statement: String, provider: String, reference: String, paymentID: Int64,
+                            source: EventSource, on connection: PostgresConnection) async throws {
+        try await connection.query(statement, [.text(provider), .text(reference), .int(paymentID), .int(source.inboundEventID)])
     }
 
     /// The payment's adjustment sums, read after this event's adjustments were recorded.

@@ -79,18 +79,24 @@ package struct SweepSQL: SQLStatementSet {
             waiting_on_provider_since = CASE WHEN $5::boolean THEN coalesce(sweep_checks.waiting_on_provider_since, $6::timestamptz) END
         """
 
-    /// What waits on a person, still open: Adyen payments and charges the sweep could not ask
-    /// about and that have not moved since. Also the console's "waiting on the provider" list.
-    let waitingOnProvider = """
-        SELECT sc.subject, sc.subject_id, sc.provider, sc.reason, sc.checks, sc.waiting_on_provider_since,
-               coalesce(p.provider_payment_id, c.provider_payment_id, c.idempotency_key) AS provider_reference,
-               coalesce(p.status, c.status) AS status
+    /// The checks that wait on a person and whose subject is still open, with the subject joined
+    /// as `p` (a payment) or `c` (a charge): the list and the gauge must count the same rows.
+    private static let openWaitingChecks = """
         FROM sweep_checks sc
         LEFT JOIN payments p ON sc.subject = 'payment' AND p.id = sc.subject_id
         LEFT JOIN charges c ON sc.subject = 'charge' AND c.id = sc.subject_id
         WHERE sc.waiting_on_provider_since IS NOT NULL
           AND ((sc.subject = 'payment' AND p.status IN ('pending', 'authorized'))
                OR (sc.subject = 'charge' AND c.status = 'pending'))
+        """
+
+    /// What waits on a person, still open: Adyen payments and charges the sweep could not ask
+    /// about and that have not moved since. Also the console's "waiting on the provider" list.
+    let waitingOnProvider = """
+        SELECT sc.subject, sc.subject_id, sc.provider, sc.reason, sc.checks, sc.waiting_on_provider_since,
+               coalesce(p.provider_payment_id, c.provider_payment_id, c.idempotency_key) AS provider_reference,
+               coalesce(p.status, c.status) AS status
+        \(Self.openWaitingChecks)
         ORDER BY sc.waiting_on_provider_since, sc.subject, sc.subject_id
         LIMIT $1
         """
@@ -98,12 +104,7 @@ package struct SweepSQL: SQLStatementSet {
     /// How many subjects wait on a person, by provider, for the gauge.
     let countWaiting = """
         SELECT sc.provider, count(*) AS waiting
-        FROM sweep_checks sc
-        LEFT JOIN payments p ON sc.subject = 'payment' AND p.id = sc.subject_id
-        LEFT JOIN charges c ON sc.subject = 'charge' AND c.id = sc.subject_id
-        WHERE sc.waiting_on_provider_since IS NOT NULL
-          AND ((sc.subject = 'payment' AND p.status IN ('pending', 'authorized'))
-               OR (sc.subject = 'charge' AND c.status = 'pending'))
+        \(Self.openWaitingChecks)
         GROUP BY sc.provider
         """
 }
