@@ -100,16 +100,17 @@ struct ChargeClassificationTests {
     }
 
     /// The status charge settlement records for the payment (or order) a successful charge made,
-    /// until the webhook brings the row's own: the values it recorded before each provider's
-    /// table held them.
+    /// until the webhook brings the row's own. For PXP it is the webhook's own reading of the
+    /// state (PXPStateMapping): a status never goes back, so a settlement that said `captured`
+    /// where the webhook says `authorised` would stand.
     @Test("a successful charge's payment status comes from its provider's table", arguments: [
         ("adyen", "Authorised", PaymentStatus.authorized),
         ("pxp", "Authorised", .authorized),
-        ("pxp", "Approved", .captured),
+        ("pxp", "Approved", .authorized),
         ("pxp", "Updated", .authorized),
         ("pxp", "Captured", .captured),
-        ("pxp", "Executed", .authorized),
-        ("pxp", "Confirmed", .authorized),
+        ("pxp", "Executed", .captured),
+        ("pxp", "Confirmed", .captured),
         ("pxp", "Refunded", .authorized),
         ("mercadopago", "processed", .captured),
         ("mercadopago", "approved", .captured),
@@ -122,6 +123,14 @@ struct ChargeClassificationTests {
     ])
     func successPaymentStatus(provider: String, providerStatus: String, expected: PaymentStatus) {
         #expect(ChargeResult.paymentStatus(ofSuccess: providerStatus, provider: provider) == expected)
+    }
+
+    @Test("PXP: a successful charge's settled status is the one the webhook mapping gives its state")
+    func pxpSettlementAgreesWithWebhooks() {
+        for state in ["Authorised", "Approved", "Updated", "Captured", "Executed", "Confirmed"] {
+            #expect(PXPChargeClassification.standard.outcome(state: state, code: nil) == .succeeded)
+            #expect(PXPChargeClassification.paymentStatus(ofSuccess: state) == PXPStateMapping.paymentStatus(state), "\(state)")
+        }
     }
 
     @Test("no code is both soft and hard")

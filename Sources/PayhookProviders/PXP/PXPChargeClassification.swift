@@ -68,16 +68,12 @@ public struct PXPChargeClassification: Sendable, Hashable {
     }
 
     /// The canonical status of the payment a successful charge made, recorded until the webhook
-    /// brings the transaction's own, from its state (compared case-insensitively): `Captured`
-    /// and `Approved` as captured, every other successful state as authorised.
-    ///
-    /// This is what charge settlement has always recorded. It differs from ``PXPStateMapping``
-    /// for `Approved` (authorised there) and `Executed`, `Confirmed` (captured there); the
-    /// webhook's state replaces it either way (docs/decisions/0016).
+    /// brings the transaction's own: the webhook's reading of the same state
+    /// (``PXPStateMapping``), so the two never disagree. They must not: a status never goes back
+    /// (the precedence rule), so a settlement that recorded `captured` for a state the webhook
+    /// reads as `authorised` would stand. A successful state the mapping reads as neither
+    /// (`Refunded`) or does not know is recorded as authorised, as before.
     public static func paymentStatus(ofSuccess state: String) -> PaymentStatus {
-        switch state.lowercased() {
-        case "captured", "approved": .captured
-        default: .authorized
-        }
+        PXPStateMapping.paymentStatus(state) == .captured ? .captured : .authorized
     }
 }
