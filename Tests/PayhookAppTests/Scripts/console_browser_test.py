@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
@@ -112,7 +112,23 @@ def click_and_wait(driver, button):
     as the event is dispatched, and the old page would otherwise still be read."""
     page = driver.find_element(By.TAG_NAME, "html")
     button.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(lambda _: replaced(page))
+
+
+def replaced(element):
+    """Whether `element` left the document. Selenium's `staleness_of` expects a
+    StaleElementReferenceException; Chrome, asked about a node while the next page replaces the
+    document, may answer "Node with given id does not belong to the document" instead, which
+    means the same."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
 
 
 def flash(driver):
