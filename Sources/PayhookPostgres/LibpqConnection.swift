@@ -8,6 +8,9 @@ import PayhookCrypto
 /// `queue` (a serial queue, so libpq sees one caller at a time), except in `deinit`, which runs
 /// when no queue work can still reference the object. Every method below must be called on
 /// `queue`; `PostgresConnection` is the only caller and always hops there first.
+///
+/// Why one long file: that invariant is checked by reading, so every call that touches the
+/// `PGconn` stays in this file, beside the queue that guards it.
 final class LibpqConnection: @unchecked Sendable {
     /// Serial queue that owns the `PGconn`. Blocking libpq calls run here, never on Swift's
     /// cooperative pool; serial queues target GCD's overcommitting pool, so a blocked call

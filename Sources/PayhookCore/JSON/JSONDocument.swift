@@ -9,6 +9,10 @@ import Foundation
 /// for every delivery on the ingress path, where building a whole tree (a `String` per key and
 /// value, an array per container) was the largest part of verification.
 ///
+/// Why one long file: the grammar's rules (depth, duplicate keys, UTF-8, surrogates) are checked
+/// in one pass over the bytes, and the readers of the spans rely on exactly what it checked;
+/// keeping both in one file keeps them from drifting apart.
+///
 /// ```swift
 /// JSONValue.parse(body)?["type"]?.scalarText               // a String for every key and value
 /// if let document = JSONDocument(body) {                    // spans only; one String, for "type"
