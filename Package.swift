@@ -65,10 +65,10 @@ let package = Package(
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders"],
                 swiftSettings: swiftSettings),
         // Merchant callbacks: the outbox, delivery, Standard Webhooks signing and the destination
-        // policy. (It uses PayhookIngress for `AddressAllowList` only.)
+        // policy.
         .target(name: "PayhookCallbacks",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookQueue",
-                               "PayhookLedger", "PayhookIngress"],
+                               "PayhookLedger"],
                 swiftSettings: swiftSettings),
         // Processing, orders and fulfillment.
         .target(name: "PayhookProcessing",

@@ -1,6 +1,6 @@
 import Dispatch
 package import Foundation
-public import PayhookIngress
+public import PayhookHTTP
 #if canImport(Glibc)
 import Glibc
 #endif

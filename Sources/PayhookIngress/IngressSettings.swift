@@ -1,4 +1,5 @@
 public import PayhookCore
+public import PayhookHTTP
 
 /// What the ingress listener allows one client and all of them together, and how many refused
 /// deliveries it writes down (docs/decisions/0004-ingress-limits.md explains the defaults).

@@ -1,4 +1,5 @@
 import PayhookCore
+import PayhookHTTP
 import Synchronization
 
 /// Decides which refused deliveries are written to `rejected_deliveries`: token buckets per

@@ -1,5 +1,6 @@
 import PayhookAdmin
 import PayhookIngress
+import PayhookHTTP
 
 extension EnvironmentReader {
     /// `PAYHOOK_ADMIN_CREDENTIALS_FILE` and the trusted-proxy identity settings, into `configuration`.

@@ -3,6 +3,7 @@ public import PayhookCrypto
 public import PayhookPostgres
 public import PayhookProviders
 public import PayhookIngress
+public import PayhookHTTP
 public import PayhookProcessing
 public import PayhookSubscriptions
 package import PayhookAdmin

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookIngress
+import PayhookHTTP
 import PayhookProcessing
 import PayhookCallbacks
 

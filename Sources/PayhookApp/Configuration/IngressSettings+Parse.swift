@@ -1,5 +1,6 @@
 import PayhookCore
 import PayhookIngress
+import PayhookHTTP
 
 extension EnvironmentReader {
     mutating func ingressSettings(maxBodyBytes: Int) -> IngressSettings {

@@ -69,7 +69,7 @@ public struct AddressAllowList: Sendable, Equatable {
     }
 
     /// 4 bytes for IPv4 text, 16 for IPv6 text, `nil` for anything else.
-    static func addressBytes(_ text: String) -> [UInt8]? {
+    package static func addressBytes(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             return withUnsafeBytes(of: &v4) { Array($0) }
