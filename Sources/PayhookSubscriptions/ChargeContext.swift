@@ -17,11 +17,12 @@ package enum ChargeContext {
         return StoredCredential(
             // A Mercado Pago card id is charged through its payment profile (`hold` skips one
             // that has none before this is reached).
-            token: loaded.chargeableToken ?? loaded.token, shopperReference: loaded.shopperReference, customerID: loaded.customerID,
+            token: loaded.token.chargeable ?? loaded.token.value, shopperReference: loaded.token.shopperReference,
+            customerID: loaded.token.customerID,
             // Mercado Pago wants the first payment (the customer-present one that registered the
             // card), never an earlier order: payhook's charges are orders, their ids are no
             // payment ids. The others take the last successful charge of the subscription.
-            previousTransactionReference: isMercadoPago ? loaded.tokenFirstPaymentReference : previous,
+            previousTransactionReference: isMercadoPago ? loaded.token.firstPaymentReference : previous,
             reason: charge.reason == "resubmission" ? .resubmission : .recurring,
             // The first merchant-initiated charge of payhook's series on this subscription: no
             // earlier cycle succeeded (`previous` is frozen on the row at the first call).
@@ -31,7 +32,7 @@ package enum ChargeContext {
 
     /// The cycle's billing data; nil when the interval does not parse (a row written by hand).
     static func billing(_ loaded: ChargeRecurringHandler.Loaded) -> RecurringBilling? {
-        guard let interval = loaded.interval else { return nil }
+        guard let interval = loaded.schedule.interval else { return nil }
         let charge = loaded.charge
         let unit: RecurringBilling.PeriodUnit = switch interval.unit {
         case .day: .day
@@ -40,8 +41,8 @@ package enum ChargeContext {
         }
         return RecurringBilling(
             invoiceID: ChargeRecurringHandler.reference(loaded),
-            billingDate: day(interval.dueDate(cycle: charge.cycle, start: loaded.startAt)),
-            sequenceNumber: charge.cycle, sequenceTotal: loaded.maxCycles, unit: unit, period: interval.every)
+            billingDate: day(interval.dueDate(cycle: charge.cycle, start: loaded.schedule.startAt)),
+            sequenceNumber: charge.cycle, sequenceTotal: loaded.schedule.maxCycles, unit: unit, period: interval.every)
     }
 
     /// `YYYY-MM-DD` in UTC.

@@ -108,51 +108,72 @@ package struct ChargeRecurringHandler: JobHandler {
         let charge: Charge
         let subscriptionStatus: String
         let subscriptionReference: String
-        let tokenProvider: String
-        let token: String
-        let shopperReference: String?
-        let customerID: String?
-        let tokenStatus: String
         /// Frozen at the first call (`markAttempted`); nil before it, or when no cycle succeeded yet.
         let previousTransactionReference: String?
         /// The subscription's schedule, for the cycle's billing data (`SubscriptionSQL.chargeContextColumns`).
-        let interval: SubscriptionInterval?
-        let startAt: Date
-        let maxCycles: Int?
-        /// The token's first successful payment (Mercado Pago's `previous_transaction_reference`).
-        let tokenFirstPaymentReference: String?
-        /// Which kind of id the token is (`vault_tokens.token_kind`), nil where the provider has one.
-        let tokenKind: VaultTokenKind?
-        /// The payment profile a Mercado Pago card id charged through, once an order showed it.
-        let tokenPaymentProfileID: String?
+        let schedule: Schedule
+        /// The vault token the charge is sent with.
+        let token: Token
 
-        /// What the provider's charge call accepts as the stored credential: a Mercado Pago
-        /// card id only through its payment profile; nil when there is nothing it accepts.
-        var chargeableToken: String? {
-            switch tokenKind {
-            case .cardID?: tokenPaymentProfileID
-            case .paymentProfile?, nil: token
+        /// When the subscription's cycles fall due, as `ChargeContext.billing` reports them.
+        struct Schedule: Sendable {
+            /// Nil when the stored interval does not parse (a row written by hand).
+            let interval: SubscriptionInterval?
+            let startAt: Date
+            let maxCycles: Int?
+
+            init(row: PostgresRow) throws(PostgresError) {
+                interval = SubscriptionInterval.parse(json: try row.decode("subscription_interval"))
+                startAt = try row.decode("subscription_start_at")
+                maxCycles = try row.decode("subscription_max_cycles")
             }
         }
 
-        var provider: String { charge.provider ?? tokenProvider }
+        /// The subscription's row of `vault_tokens`, as far as a charge request needs it.
+        struct Token: Sendable {
+            let provider: String
+            /// The provider's id of the stored credential (`vault_tokens.token`).
+            let value: String
+            let shopperReference: String?
+            let customerID: String?
+            let status: String
+            /// The token's first successful payment (Mercado Pago's `previous_transaction_reference`).
+            let firstPaymentReference: String?
+            /// Which kind of id the token is (`vault_tokens.token_kind`), nil where the provider has one.
+            let kind: VaultTokenKind?
+            /// The payment profile a Mercado Pago card id charged through, once an order showed it.
+            let paymentProfileID: String?
+
+            /// What the provider's charge call accepts as the stored credential: a Mercado Pago
+            /// card id only through its payment profile; nil when there is nothing it accepts.
+            var chargeable: String? {
+                switch kind {
+                case .cardID?: paymentProfileID
+                case .paymentProfile?, nil: value
+                }
+            }
+
+            init(row: PostgresRow) throws(PostgresError) {
+                provider = try row.decode("token_provider")
+                value = try row.decode("token")
+                shopperReference = try row.decode("shopper_reference")
+                customerID = try row.decode("customer_id")
+                status = try row.decode("token_status")
+                firstPaymentReference = try row.decode("token_first_payment_reference")
+                kind = (try row.decode("token_kind", as: String?.self)).flatMap(VaultTokenKind.init(rawValue:))
+                paymentProfileID = try row.decode("token_payment_profile_id")
+            }
+        }
+
+        var provider: String { charge.provider ?? token.provider }
 
         init(row: PostgresRow) throws(PostgresError) {
             charge = try Charge(row: row)
             subscriptionStatus = try row.decode("subscription_status")
             subscriptionReference = try row.decode("subscription_reference")
-            tokenProvider = try row.decode("token_provider")
-            token = try row.decode("token")
-            shopperReference = try row.decode("shopper_reference")
-            customerID = try row.decode("customer_id")
-            tokenStatus = try row.decode("token_status")
             previousTransactionReference = try row.decode("previous_transaction_reference")
-            interval = SubscriptionInterval.parse(json: try row.decode("subscription_interval"))
-            startAt = try row.decode("subscription_start_at")
-            maxCycles = try row.decode("subscription_max_cycles")
-            tokenFirstPaymentReference = try row.decode("token_first_payment_reference")
-            tokenKind = (try row.decode("token_kind", as: String?.self)).flatMap(VaultTokenKind.init(rawValue:))
-            tokenPaymentProfileID = try row.decode("token_payment_profile_id")
+            schedule = try Schedule(row: row)
+            token = try Token(row: row)
         }
     }
 
@@ -211,12 +232,12 @@ package struct ChargeRecurringHandler: JobHandler {
         case .canceled, .pastDue: return .skip("skipped: subscription is \(loaded.subscriptionStatus)")
         default: break
         }
-        if loaded.chargeableToken == nil {
+        if loaded.token.chargeable == nil {
             return .skip("skipped: the token is a Mercado Pago card id with no payment profile; merchant-initiated charges "
                 + "send automatic_payments.payment_profile_id, and a card id there is refused. Register the customer's "
                 + "payment profile and move the subscription to it")
         }
-        return loaded.tokenStatus == VaultTokenStatus.active.rawValue ? nil : .wait
+        return loaded.token.status == VaultTokenStatus.active.rawValue ? nil : .wait
     }
 
     /// Skips a never-sent attempt for good and tells the merchant (`subscription.charge_skipped`),

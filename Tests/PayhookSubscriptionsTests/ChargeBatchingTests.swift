@@ -38,7 +38,7 @@ struct ChargeBatchingTests {
         let keys = [adyen.key, pxp.key, "sub-0-c1-a1", mercadoPago.key]
         let first = await ChargeRecurringHandler.beginFirstAttempts(keys, at: harness.clock.now, pool: harness.pool)
         #expect(first.map { $0?.charge.idempotencyKey } == [adyen.key, nil, nil, mercadoPago.key])
-        #expect(first[0]?.provider == "adyen" && first[0]?.tokenStatus == "active" && first[0]?.charge.attemptedAt != nil)
+        #expect(first[0]?.provider == "adyen" && first[0]?.token.status == "active" && first[0]?.charge.attemptedAt != nil)
         #expect(first[3]?.provider == "mercadopago" && first[3]?.charge.calls == 1)
 
         // Only the returned ones were marked: the paused one was never sent, so it can still be skipped.
