@@ -96,7 +96,7 @@ extension ConsolePages {
         }
         let rows = list.map { subscription -> [HTML] in
             ["<a href=\"/console/subscriptions/\(subscription.id)\">\(subscription.id)</a>", "\(subscription.reference)",
-             subscriptionBadge(subscription.status), "\(subscription.tokenProvider)",
+             subscriptionBadge(subscription.status), "\(subscription.vaultToken.provider)",
              money(subscription.amountMinor, subscription.currency), "\(subscription.cycle)",
              HTML.time(subscription.nextChargeAt, now: now), HTML.text(subscription.statusReason)]
         }
@@ -119,7 +119,7 @@ extension ConsolePages {
             ("status reason", HTML.text(subscription.statusReason)),
             ("amount", money(subscription.amountMinor, subscription.currency)),
             ("interval", subscription.interval.map { "\($0.readable)" } ?? "<code>\(subscription.intervalJSON)</code>"),
-            ("vault token", "\(subscription.tokenProvider) token \(subscription.vaultTokenID) (\(subscription.tokenStatus))"),
+            ("vault token", "\(subscription.vaultToken.provider) token \(subscription.vaultToken.id) (\(subscription.vaultToken.status))"),
             ("next cycle", "\(subscription.cycle)\(subscription.maxCycles.map { " of \($0)" } ?? "")"),
             ("next charge", HTML.time(subscription.nextChargeAt, now: now)), ("started", HTML.time(subscription.startAt, now: now)),
             ("ends", HTML.time(subscription.endAt, now: now)), ("canceled", HTML.time(subscription.canceledAt, now: now)),

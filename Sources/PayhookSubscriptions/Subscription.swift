@@ -22,10 +22,7 @@ package struct Subscription: Sendable, Equatable {
     package let reference: String
     package let status: Status
     package let statusReason: String?
-    package let vaultTokenID: Int64
-    package let tokenProvider: String
-    let token: String
-    package let tokenStatus: String
+    package let vaultToken: VaultToken
     package let amountMinor: Int64
     package let currency: String
     package let interval: SubscriptionInterval?
@@ -41,6 +38,28 @@ package struct Subscription: Sendable, Equatable {
     let updatedAt: Date
     package let canceledAt: Date?
 
+    /// The `vault_tokens` row the subscription charges, as `SubscriptionSQL.subscriptionColumns` joins it.
+    package struct VaultToken: Sendable, Equatable {
+        package let id: Int64
+        package let provider: String
+        let token: String
+        package let status: String
+
+        init(row: PostgresRow) throws(PostgresError) {
+            id = try row.decode("vault_token_id")
+            provider = try row.decode("token_provider")
+            token = try row.decode("token")
+            status = try row.decode("token_status")
+        }
+
+        var json: JSONOutput {
+            .object([
+                .init("id", .int(id)), .init("provider", .string(provider)), .init("token", .string(token)),
+                .init("status", .string(status)),
+            ])
+        }
+    }
+
     init(row: PostgresRow) throws(PostgresError) {
         id = try row.decode("id")
         reference = try row.decode("reference")
@@ -50,10 +69,7 @@ package struct Subscription: Sendable, Equatable {
         }
         self.status = status
         statusReason = try row.decode("status_reason")
-        vaultTokenID = try row.decode("vault_token_id")
-        tokenProvider = try row.decode("token_provider")
-        token = try row.decode("token")
-        tokenStatus = try row.decode("token_status")
+        vaultToken = try VaultToken(row: row)
         amountMinor = try row.decode("amount_minor")
         currency = try row.decode("currency")
         intervalJSON = try row.decode("interval")
@@ -72,10 +88,7 @@ package struct Subscription: Sendable, Equatable {
         .object([
             .init("id", .int(id)), .init("reference", .string(reference)), .init("status", .string(status.rawValue)),
             .init("status_reason", .optional(statusReason)),
-            .init("vault_token", .object([
-                .init("id", .int(vaultTokenID)), .init("provider", .string(tokenProvider)), .init("token", .string(token)),
-                .init("status", .string(tokenStatus)),
-            ])),
+            .init("vault_token", vaultToken.json),
             .init("amount", .object([.init("value", .int(amountMinor)), .init("currency", .string(currency))])),
             .init("interval", interval?.json ?? .raw(intervalJSON)),
             .init("start_at", .timestamp(startAt)), .init("next_cycle", .int(Int64(cycle))),

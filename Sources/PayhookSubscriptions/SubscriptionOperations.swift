@@ -175,10 +175,10 @@ package struct SubscriptionOperations: Sendable {
                 throw OperationsError(.conflict, "subscription \(id) is \(subscription.status.rawValue) and cannot be resumed", field: "id")
             case .paused, .pastDue:
                 // Waits for a token change in flight, like create.
-                let token = try await connection.query(SubscriptionSQL.shared.lockTokenByID, [.int(subscription.vaultTokenID)]).rows.first
+                let token = try await connection.query(SubscriptionSQL.shared.lockTokenByID, [.int(subscription.vaultToken.id)]).rows.first
                 let tokenStatus = try token?.decode("status", as: String.self) ?? "missing"
                 guard tokenStatus == VaultTokenStatus.active.rawValue else {
-                    throw OperationsError.invalid("vault_token", "vault token \(subscription.vaultTokenID) is \(tokenStatus); store a new token and create a new subscription")
+                    throw OperationsError.invalid("vault_token", "vault token \(subscription.vaultToken.id) is \(tokenStatus); store a new token and create a new subscription")
                 }
                 var cycle = subscription.cycle
                 var due = subscription.nextChargeAt

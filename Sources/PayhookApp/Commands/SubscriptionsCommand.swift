@@ -161,7 +161,7 @@ struct SubscriptionsCommand: CommandGroup {
         guard !subscriptions.isEmpty else { return "no subscriptions match\n" }
         let header = ["ID", "REFERENCE", "STATUS", "PROVIDER", "AMOUNT", "INTERVAL", "NEXT_CYCLE", "NEXT_CHARGE"]
         let rows = subscriptions.map { subscription in
-            [String(subscription.id), subscription.reference, subscription.status.rawValue, subscription.tokenProvider,
+            [String(subscription.id), subscription.reference, subscription.status.rawValue, subscription.vaultToken.provider,
              "\(subscription.amountMinor) \(subscription.currency)", intervalText(subscription), String(subscription.cycle),
              JSONOutput.format(subscription.nextChargeAt)]
         }
@@ -172,7 +172,7 @@ struct SubscriptionsCommand: CommandGroup {
         let subscription = detail.subscription
         var out = "subscription \(subscription.id) \(subscription.reference) (\(subscription.status.rawValue))\n"
         if let reason = subscription.statusReason { out += "  reason      \(reason)\n" }
-        out += "  token       \(subscription.tokenProvider) vault token \(subscription.vaultTokenID) (\(subscription.tokenStatus))\n"
+        out += "  token       \(subscription.vaultToken.provider) vault token \(subscription.vaultToken.id) (\(subscription.vaultToken.status))\n"
         out += "  amount      \(subscription.amountMinor) \(subscription.currency) (minor units)\n"
         out += "  interval    \(intervalText(subscription)) from \(JSONOutput.format(subscription.startAt))\n"
         out += "  next        cycle \(subscription.cycle) at \(JSONOutput.format(subscription.nextChargeAt))\n"
