@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// Signatures cover raw bytes, so the body and the query string are kept byte for byte;
 /// header names are lowercased once here so that lookups are case-insensitive everywhere.
-public struct WebhookRequest: Sendable {
+public struct WebhookRequest: Sendable, LowercasedHeaders {
     public let provider: ProviderID
     /// Merchant account from `/webhooks/{provider}/{account}`; `nil` for the default account.
     public let account: String?
@@ -31,12 +31,6 @@ public struct WebhookRequest: Sendable {
         self.body = body
         self.remoteAddress = remoteAddress
         self.receivedAt = receivedAt
-    }
-
-    /// The first value of a header, matched case-insensitively.
-    public func header(_ name: String) -> String? {
-        let wanted = name.asciiLowercased()
-        return headers.first { $0.name == wanted }?.value
     }
 
     /// The first value of a query parameter, percent-decoded (`+` is a space, as in forms).

@@ -1,11 +1,11 @@
-import PayhookCore
+public import PayhookCore
 
 /// One complete HTTP request as the server received it, handed to an `HTTPHandler`.
 ///
 /// Signature verification covers raw bytes, so the body and the query string are kept exactly
 /// as sent. The path is the one libmicrohttpd decoded (percent-escapes resolved), which is what
 /// routing wants; use `rawQuery` for anything signed.
-public struct HTTPRequest: Sendable {
+public struct HTTPRequest: Sendable, LowercasedHeaders {
     /// The request method as sent, e.g. `"POST"`.
     public let method: String
     /// URL path without the query, percent-decoded, e.g. `"/webhooks/adyen/acme"`.
@@ -45,11 +45,5 @@ public struct HTTPRequest: Sendable {
         self.headers = lowercasedHeaders
         self.body = body
         self.remoteAddress = remoteAddress
-    }
-
-    /// The first value of a header, matched case-insensitively; `nil` if absent.
-    public func header(_ name: String) -> String? {
-        let wanted = name.asciiLowercased()
-        return headers.first { $0.name == wanted }?.value
     }
 }

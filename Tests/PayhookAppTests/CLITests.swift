@@ -29,6 +29,14 @@ struct CLITests {
         #expect(help.standardError.isEmpty)
     }
 
+    @Test("a list prints its table and a count line, or only the line saying that nothing matches")
+    func listingText() {
+        #expect(TextTable.listing(header: ["ID", "NAME"], rows: [], counting: "widget", none: "no widgets match")
+            == "no widgets match\n")
+        #expect(TextTable.listing(header: ["ID", "NAME"], rows: [["1", "a"], ["22", "b"]], counting: "widget", none: "no widgets match")
+            == "ID  NAME\n1   a\n22  b\n2 widget(s)\n")
+    }
+
     @Test("an unknown command or flag exits 2 with the usage on stderr", arguments: [
         ["frobnicate"], ["version", "--frobnicate"], ["serve", "--frobnicate"], ["migrate", "--dry"], [],
     ])

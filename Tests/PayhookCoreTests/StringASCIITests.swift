@@ -22,6 +22,19 @@ struct StringASCIITests {
         }
     }
 
+    @Test("appending with an escape table replaces the scalars it lists and copies every other one, non-ASCII included")
+    func appendEscaping() {
+        var text = "<"
+        text.append("a&b é 🇨🇱 \u{0}") { scalar in
+            switch scalar {
+            case "&": "&amp;"
+            case "\u{0}": "\\0"
+            default: nil
+            }
+        }
+        #expect(text == "<a&amp;b é 🇨🇱 \\0")
+    }
+
     @Test("trimming removes only ASCII whitespace at both ends")
     func trimming() {
         #expect(" \t a b \r\n".trimmingASCIIWhitespace() == "a b")

@@ -39,6 +39,27 @@ struct DecodingSupportTests {
         #expect(money == (try Money(minorUnits: 1500, currency: "JPY")))
     }
 
+    @Test("a card expiry comes from its month and year fields as MM/YYYY, nil when either is absent or invalid", arguments: [
+        (#"{"m":"3","y":"2030"}"#, "03/2030" as String?),
+        (#"{"m":12,"y":30}"#, "12/2030"),
+        (#"{"m":"3"}"#, nil),
+        (#"{"y":"2030"}"#, nil),
+        (#"{"m":"13","y":"2030"}"#, nil),
+        (#"{"m":"","y":"2030"}"#, nil),
+    ])
+    func cardExpiry(json: String, expected: String?) throws {
+        let node = try PayloadNode.parse(Array(json.utf8), provider: .adyen)
+        #expect(try node.cardExpiry(month: "m", year: "y") == expected)
+    }
+
+    @Test("a card expiry field that is an object is refused, naming it, even when the other is absent")
+    func cardExpiryRefusesObjects() throws {
+        let node = try PayloadNode.parse(Array(#"{"y":{"year":2030}}"#.utf8), provider: .pxp)
+        #expect(throws: PayloadError(provider: .pxp, code: .invalidField, field: "y")) {
+            try node.cardExpiry(month: "m", year: "y")
+        }
+    }
+
     @Test("provider timestamps parse with offsets and any fraction length", arguments: [
         ("2025-02-24T15:20:56+01:00", 1_740_406_856.0),
         ("2025-02-24T14:20:56Z", 1_740_406_856.0),

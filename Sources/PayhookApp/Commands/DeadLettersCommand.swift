@@ -195,14 +195,13 @@ struct DeadLettersCommand: CommandGroup {
     // MARK: output
 
     static func table(_ letters: [DeadLetter]) -> String {
-        guard !letters.isEmpty else { return "no dead letters match\n" }
         let header = ["ID", "SOURCE", "SOURCE_ID", "PROVIDER", "STATUS", "CREATED", "REASON: ERROR"]
         let rows = letters.map { letter in
             [String(letter.id), letter.source.rawValue, String(letter.sourceID), letter.provider ?? "-", letter.status.rawValue,
              JSONOutput.format(letter.createdAt),
              clip(letter.reason + (letter.error.map { ": " + $0 } ?? ""), 90)]
         }
-        return TextTable.render(header: header, rows: rows) + "\n\(letters.count) dead letter(s)\n"
+        return TextTable.listing(header: header, rows: rows, counting: "dead letter", none: "no dead letters match")
     }
 
     static func describe(_ detail: DeadLetterDetail) -> String {

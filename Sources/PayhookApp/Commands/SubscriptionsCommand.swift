@@ -158,14 +158,13 @@ struct SubscriptionsCommand: CommandGroup {
     // MARK: output
 
     static func table(_ subscriptions: [Subscription]) -> String {
-        guard !subscriptions.isEmpty else { return "no subscriptions match\n" }
         let header = ["ID", "REFERENCE", "STATUS", "PROVIDER", "AMOUNT", "INTERVAL", "NEXT_CYCLE", "NEXT_CHARGE"]
         let rows = subscriptions.map { subscription in
             [String(subscription.id), subscription.reference, subscription.status.rawValue, subscription.vaultToken.provider,
              "\(subscription.amountMinor) \(subscription.currency)", intervalText(subscription), String(subscription.cycle),
              JSONOutput.format(subscription.nextChargeAt)]
         }
-        return TextTable.render(header: header, rows: rows) + "\n\(subscriptions.count) subscription(s)\n"
+        return TextTable.listing(header: header, rows: rows, counting: "subscription", none: "no subscriptions match")
     }
 
     static func describe(_ detail: SubscriptionOperations.Detail) -> String {

@@ -12,4 +12,11 @@ enum TextTable {
         }
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
+
+    /// What a `list` subcommand prints: the table and a count line (`2 dead letter(s)`), or
+    /// only `none` (`no dead letters match`) when there are no rows, rather than a bare header.
+    static func listing(header: [String], rows: [[String]], counting noun: String, none: String) -> String {
+        guard !rows.isEmpty else { return none + "\n" }
+        return render(header: header, rows: rows) + "\n\(rows.count) \(noun)(s)\n"
+    }
 }

@@ -7,17 +7,17 @@ public enum JSONString {
         if !needsEscaping(text) { return "\"" + text + "\"" }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
+        out.append(text) { scalar in
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            case "\n": "\\n"
+            case "\r": "\\r"
+            case "\t": "\\t"
             case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
+            default: nil
             }
         }
         return out + "\""

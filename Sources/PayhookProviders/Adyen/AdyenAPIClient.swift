@@ -14,11 +14,9 @@ public import PayhookCore
 public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, CustomReflectable {
     public var provider: ProviderID { .adyen }
 
-    private let baseURL: URL
+    private let endpoint: ProviderAPIEndpoint
     private let apiKey: String
     private let merchantAccount: String
-    private let http: any HTTPClient
-    private let timeout: Duration
     private let returnURL: String
 
     /// Sent when `PAYHOOK_ADYEN_RETURN_URL` is not set. Checkout's `/payments` marks
@@ -40,11 +38,9 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         baseURL: URL, apiKey: String, merchantAccount: String, http: any HTTPClient,
         timeout: Duration = .seconds(10), returnURL: String = AdyenAPIClient.defaultReturnURL
     ) {
-        self.baseURL = baseURL
+        self.endpoint = ProviderAPIEndpoint(baseURL: baseURL, http: http, timeout: timeout)
         self.apiKey = apiKey
         self.merchantAccount = merchantAccount
-        self.http = http
-        self.timeout = timeout
         self.returnURL = returnURL
     }
 
@@ -84,13 +80,11 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         let body = try Self.chargeBody(
             token: token, shopperReference: shopper, amount: amount, reference: reference, merchantAccount: merchantAccount,
             returnURL: returnURL, operation: operation)
-        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/payments", operation: operation)
-        let request = ProviderAPIRequest(
-            operation: operation, method: "POST", url: url,
+        let answer = try await endpoint.send(
+            operation, method: "POST", path: "/v72/payments",
             headers: [("X-API-Key", apiKey), ("Idempotency-Key", idempotencyKey),
                       ("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: body.bytes, timeout: timeout)
-        let answer = try await request.send(via: http)
+            body: body.bytes)
         return try ProviderAPIRequest.decoding(operation) { try AdyenChargeClassification.result(paymentJSON: answer) }
     }
 
@@ -106,11 +100,9 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
         try ProviderAPIRequest.checkID(shopperReference, operation: operation)
         let query = "?shopperReference=" + ProviderAPIRequest.pathSegment(shopperReference)
             + "&merchantAccount=" + ProviderAPIRequest.pathSegment(merchantAccount)
-        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v72/storedPaymentMethods" + query, operation: operation)
-        let request = ProviderAPIRequest(
-            operation: operation, method: "GET", url: url,
-            headers: [("X-API-Key", apiKey), ("Accept", "application/json")], timeout: timeout)
-        let answer = try await request.send(via: http)
+        let answer = try await endpoint.send(
+            operation, method: "GET", path: "/v72/storedPaymentMethods" + query,
+            headers: [("X-API-Key", apiKey), ("Accept", "application/json")])
         return try ProviderAPIRequest.decoding(operation) { try AdyenStoredPaymentMethod.decodeList(answer, merchantAccount: merchantAccount) }
     }
 
@@ -153,7 +145,7 @@ public struct AdyenAPIClient: PaymentProviderClient, CustomStringConvertible, Cu
     }
 
     /// Names the provider, base URL and merchant account; the API key is never rendered.
-    public var description: String { "AdyenAPIClient(\(baseURL.absoluteString), \(merchantAccount))" }
+    public var description: String { "AdyenAPIClient(\(endpoint.baseURL.absoluteString), \(merchantAccount))" }
 
     /// Empty, so `dump` and `String(reflecting:)` cannot reveal the API key.
     public var customMirror: Mirror { Mirror(self, children: [:]) }

@@ -24,13 +24,12 @@ public struct AdyenStoredPaymentMethod: Sendable, Equatable {
         let shopper = try root["shopperReference"].string()
         var methods: [AdyenStoredPaymentMethod] = []
         for entry in try root["storedPaymentMethods"].elements() {
-            let month = try entry["expiryMonth"].string()
-            let year = try entry["expiryYear"].string()
+            let expiry = try entry.cardExpiry(month: "expiryMonth", year: "expiryYear")
             let token = VaultTokenSnapshot(
                 provider: .adyen, account: try root["merchantAccount"].string() ?? merchantAccount,
                 token: try entry["id"].requiredString(), shopperReference: try entry["shopperReference"].string() ?? shopper,
                 brand: try entry["brand"].string(), last4: try entry["lastFour"].string(),
-                expiry: month.flatMap { m in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: m, year: $0) } },
+                expiry: expiry,
                 status: .active)
             var models: [String]?
             if entry["supportedRecurringProcessingModels"].isPresent {

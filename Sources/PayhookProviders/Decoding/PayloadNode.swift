@@ -84,6 +84,16 @@ struct PayloadNode {
         return ProviderTimestamp.parse(text)
     }
 
+    /// A card's expiry from this object's `month` and `year` fields, as `MM/YYYY`
+    /// (``VaultTokenSnapshot/normalizedExpiry(month:year:)``); `nil` when either is absent or
+    /// not a valid month or year. Every provider sends the two apart.
+    /// - Throws: `.invalidField` when either field is an object or an array.
+    func cardExpiry(month monthKey: String, year yearKey: String) throws(PayloadError) -> String? {
+        let month = try self[monthKey].string()
+        let year = try self[yearKey].string()
+        return month.flatMap { month in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: month, year: $0) } }
+    }
+
     /// A decimal amount given as a string (`"100.10"`) or a JSON number (`100.1`), parsed
     /// exactly in `currency`; `nil` when absent.
     func decimalMoney(currency: String?) throws(PayloadError) -> Money? {

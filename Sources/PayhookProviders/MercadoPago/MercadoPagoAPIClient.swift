@@ -13,10 +13,8 @@ public import PayhookCore
 public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertible, CustomReflectable {
     public var provider: ProviderID { .mercadopago }
 
-    private let baseURL: URL
+    private let endpoint: ProviderAPIEndpoint
     private let accessToken: String
-    private let http: any HTTPClient
-    private let timeout: Duration
     private let currencies: MercadoPagoCurrencyOverrides
 
     /// - Parameters:
@@ -28,10 +26,8 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
     ///   - currencies: the configured currency of accounts whose orders name none.
     public init(baseURL: URL, accessToken: String, http: any HTTPClient, timeout: Duration = .seconds(10),
                 currencies: MercadoPagoCurrencyOverrides = MercadoPagoCurrencyOverrides()) {
-        self.baseURL = baseURL
+        self.endpoint = ProviderAPIEndpoint(baseURL: baseURL, http: http, timeout: timeout)
         self.accessToken = accessToken
-        self.http = http
-        self.timeout = timeout
         self.currencies = currencies
     }
 
@@ -100,13 +96,11 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         let body = Self.chargeBody(
             token: token, customerID: customer, previousTransactionReference: storedCredential.previousTransactionReference,
             billing: storedCredential.billing, amount: amount, reference: reference)
-        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v1/orders", operation: operation)
-        let request = ProviderAPIRequest(
-            operation: operation, method: "POST", url: url,
+        let answer = try await endpoint.send(
+            operation, method: "POST", path: "/v1/orders",
             headers: [("Authorization", "Bearer \(accessToken)"), ("X-Idempotency-Key", idempotencyKey),
                       ("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: body.bytes, timeout: timeout)
-        let answer = try await request.send(via: http, accepting: [402])
+            body: body.bytes, accepting: [402])
         return try ProviderAPIRequest.decoding(operation) {
             try MercadoPagoChargeClassification.result(orderJSON: answer, expectedCurrency: amount.currency)
         }
@@ -188,11 +182,9 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
         let query = "external_reference=" + ProviderAPIRequest.pathSegment(reference)
             + "&begin_date=" + ProviderAPIRequest.pathSegment(Self.searchDate(begin))
             + "&end_date=" + ProviderAPIRequest.pathSegment(Self.searchDate(end))
-        let url = try ProviderAPIRequest.url(base: baseURL, path: "/v1/orders?" + query, operation: operation)
-        let request = ProviderAPIRequest(
-            operation: operation, method: "GET", url: url,
-            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")], timeout: timeout)
-        let body = try await request.send(via: http)
+        let body = try await endpoint.send(
+            operation, method: "GET", path: "/v1/orders?" + query,
+            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")])
         let matches = try ProviderAPIRequest.decoding(operation) { () throws(PayloadError) -> [PayloadNode] in
             let root = try PayloadNode.parse(body, provider: .mercadopago)
             return try root["data"].elements().filter { order in
@@ -264,17 +256,13 @@ public struct MercadoPagoAPIClient: PaymentProviderClient, CustomStringConvertib
 
     private func get(_ collection: String, id: String, operation: String) async throws(ProviderAPIError) -> [UInt8] {
         try ProviderAPIRequest.checkID(id, operation: operation)
-        let url = try ProviderAPIRequest.url(
-            base: baseURL, path: collection + ProviderAPIRequest.pathSegment(id), operation: operation)
-        let request = ProviderAPIRequest(
-            operation: operation, method: "GET", url: url,
-            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")],
-            timeout: timeout)
-        return try await request.send(via: http)
+        return try await endpoint.send(
+            operation, method: "GET", path: collection + ProviderAPIRequest.pathSegment(id),
+            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")])
     }
 
     /// Names the provider and base URL only; the access token is never rendered.
-    public var description: String { "MercadoPagoAPIClient(\(baseURL.absoluteString))" }
+    public var description: String { "MercadoPagoAPIClient(\(endpoint.baseURL.absoluteString))" }
 
     /// Empty, so `dump` and `String(reflecting:)` cannot reveal the access token.
     public var customMirror: Mirror { Mirror(self, children: [:]) }

@@ -11,13 +11,12 @@ public enum MercadoPagoCustomerCardDecoder {
     /// - Throws: ``PayloadError`` when the body is not a JSON object or has no `id`.
     public static func decode(_ cardJSON: [UInt8]) throws(PayloadError) -> VaultTokenSnapshot {
         let root = try PayloadNode.parse(cardJSON, provider: .mercadopago)
-        let month = try root["expiration_month"].string()
-        let year = try root["expiration_year"].string()
+        let expiry = try root.cardExpiry(month: "expiration_month", year: "expiration_year")
         return VaultTokenSnapshot(
             provider: .mercadopago, account: try root["user_id"].string(), token: try root["id"].requiredString(),
             customerID: try root["customer_id"].string(), brand: try root["payment_method"]["id"].string(),
             last4: try root["last_four_digits"].string(),
-            expiry: month.flatMap { m in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: m, year: $0) } },
+            expiry: expiry,
             status: .active, occurredAt: root["date_last_updated"].date(), kind: .cardID)
     }
 }

@@ -29,13 +29,12 @@ public enum MercadoPagoPaymentDecoder {
         var vaultToken: VaultTokenSnapshot?
         let card = root["card"]
         if let cardID = try card["id"].string() {
-            let month = try card["expiration_month"].string()
-            let year = try card["expiration_year"].string()
+            let expiry = try card.cardExpiry(month: "expiration_month", year: "expiration_year")
             vaultToken = VaultTokenSnapshot(
                 provider: .mercadopago, account: account, token: cardID,
                 customerID: try root["payer"]["id"].string(), brand: brand,
                 last4: try card["last_four_digits"].string(),
-                expiry: month.flatMap { m in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: m, year: $0) } },
+                expiry: expiry,
                 status: .active, occurredAt: updatedAt, kind: .cardID)
         }
 

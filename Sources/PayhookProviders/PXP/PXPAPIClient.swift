@@ -15,14 +15,12 @@ public import PayhookCore
 public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, CustomReflectable {
     public var provider: ProviderID { .pxp }
 
-    private let baseURL: URL
+    private let endpoint: ProviderAPIEndpoint
     private let clientID: String
     private let tokenID: String
     private let tokenValue: String
     private let merchant: String
     private let site: String
-    private let http: any HTTPClient
-    private let timeout: Duration
     private let now: @Sendable () -> Date
     private let makeRequestID: @Sendable () -> String
     private let chargeClassification: PXPChargeClassification
@@ -49,14 +47,12 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
         makeRequestID: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
         chargeClassification: PXPChargeClassification = .standard
     ) {
-        self.baseURL = baseURL
+        self.endpoint = ProviderAPIEndpoint(baseURL: baseURL, http: http, timeout: timeout)
         self.clientID = clientID
         self.tokenID = tokenID
         self.tokenValue = tokenValue
         self.merchant = merchant
         self.site = site
-        self.http = http
-        self.timeout = timeout
         self.now = now
         self.makeRequestID = makeRequestID
         self.chargeClassification = chargeClassification
@@ -225,14 +221,13 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
     private func send(
         method: String, path: String, query: String? = nil, body: [UInt8], operation: String
     ) async throws(ProviderAPIError) -> [UInt8] {
-        let url = try ProviderAPIRequest.url(base: baseURL, path: path + (query.map { "?" + $0 } ?? ""), operation: operation)
         let timestamp = String(Int64(now().timeIntervalSince1970.rounded(.down)))
         let requestID = makeRequestID()
         // The signature covers the path as it goes on the wire, base path included, so the
         // same request verifies whether PXP sits at the host root or behind a prefix.
         let signature = PXPRequestSigner.signature(
             tokenValue: tokenValue, timestamp: timestamp, requestID: requestID, method: method,
-            path: ProviderAPIRequest.basePath(baseURL) + path, body: body)
+            path: ProviderAPIRequest.basePath(endpoint.baseURL) + path, body: body)
         var headers: [(String, String)] = [
             ("Authorization", PXPRequestSigner.authorization(tokenID: tokenID, timestamp: timestamp, signature: signature)),
             ("X-Request-Id", requestID),
@@ -240,13 +235,12 @@ public struct PXPAPIClient: PaymentProviderClient, CustomStringConvertible, Cust
             ("Accept", "application/json"),
         ]
         if !body.isEmpty { headers.append(("Content-Type", "application/json")) }
-        let request = ProviderAPIRequest(
-            operation: operation, method: method, url: url, headers: headers, body: body, timeout: timeout)
-        return try await request.send(via: http)
+        return try await endpoint.send(
+            operation, method: method, path: path + (query.map { "?" + $0 } ?? ""), headers: headers, body: body)
     }
 
     /// Names the provider, base URL, merchant and site; the token value is never rendered.
-    public var description: String { "PXPAPIClient(\(baseURL.absoluteString), \(merchant)/\(site))" }
+    public var description: String { "PXPAPIClient(\(endpoint.baseURL.absoluteString), \(merchant)/\(site))" }
 
     /// Empty, so `dump` and `String(reflecting:)` cannot reveal the token value.
     public var customMirror: Mirror { Mirror(self, children: [:]) }

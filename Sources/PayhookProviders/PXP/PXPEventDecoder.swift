@@ -102,8 +102,7 @@ public enum PXPEventDecoder {
         guard let (status, change) = PXPStateMapping.tokenStatus(statusText) else {
             return .unknown(provider: .pxp, eventType: "Token." + (statusText ?? ""), reference: token)
         }
-        let month = try data["expiryMonth"].string()
-        let year = try data["expiryYear"].string()
+        let expiry = try data.cardExpiry(month: "expiryMonth", year: "expiryYear")
         return .vaultToken(VaultTokenSnapshot(
             provider: .pxp,
             account: account,
@@ -111,7 +110,7 @@ public enum PXPEventDecoder {
             shopperReference: try data["shopper"]["id"].string(),
             brand: try PayloadNode.firstString(data["scheme"], data["cardScheme"], data["schemeTokenProvider"]),
             last4: maskedLast4(try data["maskedPrimaryAccountNumber"].string()),
-            expiry: month.flatMap { m in year.flatMap { VaultTokenSnapshot.normalizedExpiry(month: m, year: $0) } },
+            expiry: expiry,
             status: status,
             occurredAt: occurredAt), change: change)
     }
