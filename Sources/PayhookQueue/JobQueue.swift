@@ -1,5 +1,5 @@
 public import Foundation
-import PayhookCore
+public import PayhookCore
 public import PayhookPostgres
 
 /// The job store: enqueue, claim, heartbeat and finish jobs in the `jobs` table.
