@@ -1,3 +1,4 @@
+package import PayhookCore
 package import PayhookPostgres
 package import PayhookQueue
 

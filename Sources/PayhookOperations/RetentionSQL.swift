@@ -1,6 +1,7 @@
 import PayhookPostgres
 
-/// The statements retention runs, one per table it prunes.
+/// The statements retention runs, one per table it prunes, except `jobs`: the queue owns that
+/// table and deletes its finished rows itself (`JobQueue.deleteFinished(before:limit:on:)`).
 ///
 /// Append-only tables (`inbound_events`, `payment_events`, `rejected_deliveries`) are walked in
 /// id order, one window of `$3` rows at a time, starting after the last id the previous window
@@ -38,14 +39,6 @@ package struct RetentionSQL: SQLStatementSet {
 
     /// Refused deliveries received before `$2`.
     let deleteRejectedDeliveries = Self.windowDelete(table: "rejected_deliveries", timeColumn: "received_at", condition: "")
-
-    /// Succeeded and cancelled jobs finalized before `$1`; discarded ones stay with their dead
-    /// letters. Not a window: `finalized_at` does not follow the id (a job can retry for days), and
-    /// the partial index `jobs_finished` holds only these rows, so a batch reads no others.
-    let deleteFinishedJobs = """
-        DELETE FROM jobs WHERE id IN (
-            SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finalized_at < $1 LIMIT $2)
-        """
 
     /// One window of `table`: deletes its rows whose `timeColumn` is before `$2` and that meet
     /// `condition` (on alias `t`), and reports `deleted`, the window's `last_id` (NULL when it was

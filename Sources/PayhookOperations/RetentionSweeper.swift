@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookCore
 package import PayhookPostgres
+import PayhookQueue
 import Synchronization
 
 /// Deletes processed deliveries, canonical history, rejected-delivery forensics and finished jobs
@@ -57,7 +58,7 @@ package final class RetentionSweeper: Sendable {
             outcome.rejectedDeliveries = try await deleteWindows(RetentionSQL.shared.deleteRejectedDeliveries, cutoff(policy.rejectedDays), deletedRejected)
         }
         if policy.finishedJobDays > 0 {
-            outcome.jobs = try await deleteInBatches(RetentionSQL.shared.deleteFinishedJobs, cutoff(policy.finishedJobDays), deletedJobs)
+            outcome.jobs = try await deleteFinishedJobs(before: cutoff(policy.finishedJobDays))
         }
         return outcome
     }
@@ -86,13 +87,17 @@ package final class RetentionSweeper: Sendable {
         }
     }
 
-    private func deleteInBatches(_ sql: String, _ cutoff: Date, _ counter: MetricsRegistry.Counter) async throws -> Int {
+    /// Deletes finished jobs through the queue, which owns `jobs`, one batch (and transaction) of
+    /// `batchSize` at a time, until a batch comes back short.
+    private func deleteFinishedJobs(before cutoff: Date) async throws -> Int {
         var total = 0
         while true {
             let started = ContinuousClock.now
-            let deleted = try await pool.query(sql, [.timestamptz(cutoff), .int(Int64(policy.batchSize))]).affectedRows
+            let deleted = try await pool.withConnection { connection in
+                try await JobQueue.deleteFinished(before: cutoff, limit: policy.batchSize, on: connection)
+            }
             total += deleted
-            counter.increment(by: UInt64(deleted))
+            deletedJobs.increment(by: UInt64(deleted))
             if deleted < policy.batchSize || loopStopped { return total }
             await pause(after: started)
         }

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import PayhookCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -123,20 +124,20 @@ final class ListenerWorker: @unchecked Sendable {
 
     /// Connect, LISTEN, signal, relay notifications until the session dies; repeat until stopped.
     func run() {
-        var backoffMilliseconds: Int32 = 50
+        var failures = 0
         while !isStopped {
             guard case .success(let owned) = Libpq.connect(conninfo, callDeadline: callDeadline), let pointer = owned.take() else {
-                wait(milliseconds: backoffMilliseconds)
-                backoffMilliseconds = min(backoffMilliseconds * 2, 1000)
+                failures += 1
+                wait(Self.reconnectBackoff.delay(afterAttempt: failures, unitRandom: 1))
                 continue
             }
             defer { PQfinish(pointer) }
             guard listen(pointer) else {
-                wait(milliseconds: backoffMilliseconds)
-                backoffMilliseconds = min(backoffMilliseconds * 2, 1000)
+                failures += 1
+                wait(Self.reconnectBackoff.delay(afterAttempt: failures, unitRandom: 1))
                 continue
             }
-            backoffMilliseconds = 50
+            failures = 0
             deliver(PostgresNotification(channel: "", payload: ""))
             relay(pointer)
         }
@@ -205,8 +206,13 @@ final class ListenerWorker: @unchecked Sendable {
     }
 
     /// Sleeps for the backoff, waking early on stop.
-    private func wait(milliseconds: Int32) {
+    private func wait(_ pause: Duration) {
         var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-        _ = poll(&descriptor, 1, milliseconds)
+        _ = poll(&descriptor, 1, Int32(clamping: Int((pause.seconds * 1000).rounded())))
     }
+
+    /// The pause after the `n`th failed connect or LISTEN in a row: 50 ms doubling to 1 s, so a
+    /// restarted server is listened to again within a second of its return. No jitter: one
+    /// listener per role and process.
+    static let reconnectBackoff = RetryPolicy(base: .milliseconds(50), maximum: .seconds(1), jitter: 0)
 }

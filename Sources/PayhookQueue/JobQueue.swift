@@ -1,5 +1,5 @@
 public import Foundation
-import PayhookCore
+public import PayhookCore
 public import PayhookPostgres
 
 /// The job store: enqueue, claim, heartbeat and finish jobs in the `jobs` table.
@@ -287,6 +287,18 @@ public struct JobQueue: Sendable {
     /// - Throws: `PostgresError`.
     public static func requeue(id: Int64, on connection: PostgresConnection) async throws(PostgresError) -> Bool {
         try await !connection.query(JobSQL.shared.requeueByID, [.int(id)]).rows.isEmpty
+    }
+
+    /// Deletes up to `limit` succeeded and cancelled jobs finalized before `cutoff`, for retention,
+    /// which calls it batch by batch until a batch comes back short. Discarded jobs stay with their
+    /// dead letters; waiting and running ones are never touched. Runs on `connection`, one
+    /// statement (its own transaction unless the caller has one open there).
+    /// - Returns: how many jobs were deleted.
+    /// - Throws: `PostgresError`.
+    public static func deleteFinished(before cutoff: Date, limit: Int,
+                                      on connection: PostgresConnection) async throws(PostgresError) -> Int {
+        guard limit > 0 else { return 0 }
+        return try await connection.query(JobSQL.shared.deleteFinished, [.timestamptz(cutoff), .int(Int64(limit))]).affectedRows
     }
 
     // MARK: Helpers

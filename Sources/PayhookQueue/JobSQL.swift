@@ -127,6 +127,15 @@ package struct JobSQL: SQLStatementSet {
                finalized_at = NULL
         WHERE id = $1 AND state IN ('discarded', 'retryable') RETURNING id
         """
+
+    /// $1 cutoff, $2 limit. Retention's batch: succeeded and cancelled jobs finalized before the
+    /// cutoff; discarded ones stay with their dead letters. Not an id window like retention's other
+    /// tables: `finalized_at` does not follow the id (a job can retry for days), and the partial
+    /// index `jobs_finished` holds only these rows, so a batch reads no others.
+    let deleteFinished = """
+        DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE state IN ('succeeded', 'cancelled') AND finalized_at < $1 LIMIT $2)
+        """
 }
 
 /// The statements that can discard a job, each with the dead letter of what it discards in the

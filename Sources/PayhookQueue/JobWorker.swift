@@ -263,8 +263,7 @@ public final class JobWorker: Sendable {
                     } catch {
                         consecutiveFailures += 1
                         logger.error("claiming jobs failed", ["error": .string(String(describing: error))])
-                        let backoff = min(Duration.seconds(5), .milliseconds(50) * (1 << min(consecutiveFailures, 7)))
-                        try? await Task.sleep(for: backoff)
+                        try? await Task.sleep(for: Self.claimFailureBackoff.delay(afterAttempt: consecutiveFailures, unitRandom: 1))
                         continue
                     }
                 }
@@ -389,17 +388,31 @@ public final class JobWorker: Sendable {
 
     static func persist<T: Sendable>(_ what: String, logger: Logger,
                                      _ body: () async throws(PostgresError) -> T) async -> T? {
-        // An outcome that is not recorded leaves its job `running` until the lease expires and
-        // the rescuer returns it, so try for a while (about 6 s of pauses) before giving up.
-        let tries = 6
+        let tries = recordingTries
         for attempt in 1...tries {
             do {
                 return try await body()
             } catch {
                 logger.error("\(what) failed", ["error": .string(error.description), "try": .init(attempt)])
-                if attempt < tries { try? await Task.sleep(for: .milliseconds(100 * (1 << (attempt - 1)))) }
+                if attempt < tries { try? await Task.sleep(for: recordingBackoff.delay(afterAttempt: attempt, unitRandom: 1)) }
             }
         }
         return nil
     }
+
+    // MARK: Backoff of the worker's own database calls
+
+    /// The pause after the `n`th claim in a row failed (the database unreachable): 100 ms doubling
+    /// to 5 s, so a worker neither spins against a dead server nor waits long after it returns.
+    /// No jitter: one claim loop per process, and the pool's connects already spread out.
+    package static let claimFailureBackoff = RetryPolicy(base: .milliseconds(100), maximum: .seconds(5), jitter: 0)
+
+    /// How many times `persist` runs a recording statement (an outcome, a release) before it gives
+    /// up. An outcome that is not recorded leaves its job `running` until the lease expires and the
+    /// rescuer returns it, so it tries for a while first.
+    package static let recordingTries = 6
+
+    /// The pause after the `n`th failed try of a recording statement: 100 ms doubling, five
+    /// pauses (100 ms to 1.6 s, 3.1 s in all) between the `recordingTries` tries. No jitter.
+    package static let recordingBackoff = RetryPolicy(base: .milliseconds(100), maximum: .milliseconds(1600), jitter: 0)
 }

@@ -27,6 +27,31 @@ struct JobQueueTests {
         }
     }
 
+    @Test("deleting finished jobs takes succeeded and cancelled ones finalized before the cutoff, a batch at a time, and nothing else")
+    func deleteFinished() async throws {
+        try await QueueDatabase.withFixture { db in
+            try await db.pool.query("""
+                INSERT INTO jobs (kind, unique_key, state, finalized_at) VALUES
+                    ('k', 'old-succeeded-1', 'succeeded', now() - interval '9 days'),
+                    ('k', 'old-succeeded-2', 'succeeded', now() - interval '9 days'),
+                    ('k', 'old-cancelled', 'cancelled', now() - interval '9 days'),
+                    ('k', 'old-discarded', 'discarded', now() - interval '9 days'),
+                    ('k', 'recent-succeeded', 'succeeded', now() - interval '1 day'),
+                    ('k', 'waiting', 'available', NULL)
+                """)
+            let cutoff = Date().addingTimeInterval(-5 * 86400)
+            let batches = try await db.pool.withConnection { connection in
+                [try await JobQueue.deleteFinished(before: cutoff, limit: 2, on: connection),
+                 try await JobQueue.deleteFinished(before: cutoff, limit: 2, on: connection),
+                 try await JobQueue.deleteFinished(before: cutoff, limit: 2, on: connection)]
+            }
+            #expect(batches == [2, 1, 0])
+            let left = try await db.pool.query("SELECT unique_key FROM jobs ORDER BY unique_key").rows
+                .map { row in try row.decode("unique_key", as: String.self) }
+            #expect(left == ["old-discarded", "recent-succeeded", "waiting"])
+        }
+    }
+
     @Test("a second enqueue with the same unique key is a no-op")
     func uniqueKey() async throws {
         try await QueueDatabase.withFixture { db in

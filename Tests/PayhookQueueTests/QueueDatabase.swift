@@ -1,4 +1,5 @@
 import Foundation
+import PayhookCore
 import PayhookPostgres
 import PayhookQueue
 import PayhookTestSupport

@@ -31,11 +31,10 @@ extension InboundEventProcessor {
                     for await _ in listener.notifications { self.wake() }
                 }
             }
+            // The fallback poll, for missed notifications and retries whose time has come; the
+            // start already looked once, so the first poll is one interval later.
             group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: self.settings.pollInterval)
-                    self.wake()
-                }
+                await PeriodicLoop().run(every: self.settings.pollInterval, first: .afterInterval) { self.wake() }
             }
             await withTaskGroup(of: Void.self) { workers in
                 for (index, stream) in streams.enumerated() {

@@ -1,7 +1,12 @@
-/// How long a failed job waits before its next attempt: exponential, capped, with jitter.
+/// How long to wait after a failed attempt before the next one: exponential, capped, with jitter.
+///
+/// The one backoff: failed jobs and failed deliveries wait by it, and so do the infrastructure
+/// retry loops (a worker's failed claims and unrecorded outcomes, the processor's failed batches,
+/// the notification listener's reconnects), each with a named policy beside its loop. It lives in
+/// Core so that modules below the queue use it too.
 ///
 /// Why jitter: many jobs failing together (a provider outage) would otherwise all retry at the
-/// same instant and fail together again.
+/// same instant and fail together again. Loops of one process against its own database use none.
 ///
 /// The delay for attempt `n` (the attempt that just failed, from 1) is
 /// `d = min(maximum, base · 2^(n-1))`, then drawn uniformly from `[d · (1 - jitter), d]`.

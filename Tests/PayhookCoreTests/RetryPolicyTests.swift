@@ -1,4 +1,4 @@
-import PayhookQueue
+import PayhookCore
 import Testing
 
 @Suite("Retry backoff")
