@@ -49,8 +49,9 @@ let package = Package(
         // Job queue: store, claim loop, retry policy, rescuer.
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // Money plumbing below the features: the advisory lock keys, the payment and vault-token
-        // merge rules, and every statement that writes `payments` and `orders` for processing and
-        // charge settlement alike.
+        // merge rules, every statement that writes `payments` and `orders` for processing and
+        // charge settlement alike, and the processing hooks through which fulfillment and
+        // subscriptions react to a processed batch without depending on processing.
         .target(name: "PayhookLedger", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // The application's features, dependencies pointing one way (each line may use those above it).
         // Admin mechanics: the router, request and body helpers, authorization, errors, audit.
@@ -76,10 +77,11 @@ let package = Package(
                                "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations",
                                "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
-        // Subscriptions, the scheduler and recurring charges.
+        // Subscriptions, the scheduler and recurring charges; they react to processing through the
+        // ledger's `ProcessingHooks`, so they do not depend on PayhookProcessing.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations", "PayhookCallbacks"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // The on-call console: server-rendered pages over the features' own operations and reads.
         .target(name: "PayhookConsole",
