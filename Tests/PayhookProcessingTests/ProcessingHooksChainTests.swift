@@ -4,6 +4,7 @@ import PayhookLedger
 import PayhookPostgres
 import Synchronization
 import Testing
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookProcessing
 
