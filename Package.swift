@@ -49,8 +49,9 @@ let package = Package(
         // Job queue: store, claim loop, retry policy, rescuer.
         .target(name: "PayhookQueue", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // Money plumbing below the features: the advisory lock keys, the payment and vault-token
-        // merge rules, and every statement that writes `payments` and `orders` for processing and
-        // charge settlement alike.
+        // merge rules, every statement that writes `payments` and `orders` for processing and
+        // charge settlement alike, and the processing hooks through which fulfillment and
+        // subscriptions react to a processed batch without depending on processing.
         .target(name: "PayhookLedger", dependencies: ["PayhookCore", "PayhookPostgres"], swiftSettings: swiftSettings),
         // The application's features, dependencies pointing one way (each line may use those above it).
         // Admin mechanics: the router, request and body helpers, authorization, errors, audit.
@@ -72,14 +73,15 @@ let package = Package(
                 swiftSettings: swiftSettings),
         // Processing, orders and fulfillment.
         .target(name: "PayhookProcessing",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress", "PayhookOperations",
+                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders",
+                               "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookOperations",
                                "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
-        // Subscriptions, the scheduler and recurring charges.
+        // Subscriptions, the scheduler and recurring charges; they react to processing through the
+        // ledger's `ProcessingHooks`, so they do not depend on PayhookProcessing.
         .target(name: "PayhookSubscriptions",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations", "PayhookCallbacks"],
+                               "PayhookLedger", "PayhookAdmin", "PayhookOperations", "PayhookCallbacks"],
                 swiftSettings: swiftSettings),
         // The on-call console: server-rendered pages over the features' own operations and reads.
         .target(name: "PayhookConsole",
@@ -105,15 +107,21 @@ let package = Package(
         .executableTarget(name: "payhook-queue-bench", dependencies: ["PayhookCore", "PayhookPostgres", "PayhookQueue"],
                           path: "bench/QueueBench", swiftSettings: swiftSettings),
 
-        // Shared by test targets: the migrated schema fixture, the processing, fulfillment and
-        // subscription harnesses, dedicated clusters for restart tests, the raw HTTP client, waiting.
-        // It sits below every test target and above every feature module (the harnesses wire
-        // processing with the subscription hooks as serve does), and embeds the migrations itself.
-        .target(name: "PayhookTestSupport",
-                dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders",
-                               "PayhookEmulator", "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookOperations",
-                               "PayhookIngress", "PayhookCallbacks", "PayhookProcessing", "PayhookSubscriptions"],
-                path: "Tests/Support", swiftSettings: swiftSettings, plugins: ["EmbedMigrationsPlugin"]),
+        // Shared by every test target that needs it, in two layers so that the lower test targets
+        // build without the features. The base: the one migrated schema fixture (it embeds the
+        // migrations itself), dedicated clusters and PgBouncer for restart tests, the one raw HTTP
+        // client, the one `eventually`, child processes, seeded randomness.
+        .target(name: "PayhookTestSupport", dependencies: ["PayhookCore", "PayhookPostgres"],
+                path: "Tests/Support/Base", swiftSettings: swiftSettings, plugins: ["EmbedMigrationsPlugin"]),
+        // Over it, for the feature and app test targets: the processing, fulfillment and
+        // subscription harnesses (they wire processing with the subscription hooks as serve
+        // does), dead-letter and inbound-row fixtures, the quiet-queue wait.
+        .target(name: "PayhookFeatureTestSupport",
+                dependencies: ["PayhookTestSupport", "PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP",
+                               "PayhookProviders", "PayhookEmulator", "PayhookQueue", "PayhookAdmin",
+                               "PayhookOperations", "PayhookIngress", "PayhookCallbacks", "PayhookProcessing",
+                               "PayhookSubscriptions"],
+                path: "Tests/Support/Features", swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCoreTests", dependencies: ["PayhookCore", "PayhookTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PayhookCryptoTests", dependencies: ["PayhookCrypto"],
                     resources: [.copy("Fixtures")], swiftSettings: swiftSettings),
@@ -127,31 +135,30 @@ let package = Package(
         .testTarget(name: "PayhookQueueTests", dependencies: ["PayhookQueue", "PayhookCore", "PayhookPostgres", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         // Feature test targets: each tests its module through the module's own API, depending on
-        // that module, the modules below it (and the provider emulator as a stand-in) and
-        // PayhookTestSupport.
+        // that module, the modules below it (and the provider emulator as a stand-in),
+        // PayhookTestSupport, and PayhookFeatureTestSupport where a test needs the harnesses.
         .testTarget(name: "PayhookIngressTests",
-                    dependencies: ["PayhookIngress", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders",
+                    dependencies: ["PayhookIngress", "PayhookCore", "PayhookPostgres", "PayhookProviders",
                                    "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookOperationsTests",
-                    dependencies: ["PayhookOperations", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookAdmin",
-                                   "PayhookQueue", "PayhookTestSupport"],
+                    dependencies: ["PayhookOperations", "PayhookPostgres", "PayhookQueue", "PayhookTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookProcessingTests",
-                    dependencies: ["PayhookProcessing", "PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP",
+                    dependencies: ["PayhookProcessing", "PayhookCore", "PayhookPostgres", "PayhookHTTP",
                                    "PayhookProviders", "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookIngress",
-                                   "PayhookOperations", "PayhookCallbacks", "PayhookEmulator", "PayhookTestSupport"],
+                                   "PayhookOperations", "PayhookEmulator", "PayhookTestSupport", "PayhookFeatureTestSupport"],
                     swiftSettings: swiftSettings),
         .testTarget(name: "PayhookSubscriptionsTests",
-                    dependencies: ["PayhookSubscriptions", "PayhookCore", "PayhookPostgres", "PayhookHTTP", "PayhookProviders",
-                                   "PayhookQueue", "PayhookLedger", "PayhookAdmin", "PayhookProcessing", "PayhookOperations",
-                                   "PayhookCallbacks", "PayhookEmulator", "PayhookTestSupport"],
+                    dependencies: ["PayhookSubscriptions", "PayhookCore", "PayhookPostgres", "PayhookProviders",
+                                   "PayhookQueue", "PayhookAdmin", "PayhookProcessing", "PayhookOperations",
+                                   "PayhookCallbacks", "PayhookEmulator", "PayhookTestSupport", "PayhookFeatureTestSupport"],
                     swiftSettings: swiftSettings),
         // The composition root: configuration, serve, the console, the CLI, the multi-process and
         // crash suites, the provider corpus and the money simulation.
         .testTarget(name: "PayhookAppTests",
-                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
-                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue", "PayhookLedger",
+                    dependencies: ["PayhookApp", "PayhookTestSupport", "PayhookFeatureTestSupport", "PayhookCore", "PayhookCrypto", "PayhookPostgres",
+                                   "PayhookEmulator", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
                                    "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookCallbacks",
                                    "PayhookProcessing", "PayhookSubscriptions", "PayhookConsole"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")], swiftSettings: swiftSettings),

@@ -1,5 +1,5 @@
+import PayhookLedger
 import PayhookPostgres
-import PayhookProcessing
 import PayhookQueue
 
 /// Wakes the jobs of charges whose outcome is open (unknown, pending) when the processor writes
@@ -10,7 +10,7 @@ package enum ChargeSettlementTrigger {
     /// Runs in the processor batch's transaction. Costs one indexed statement per batch (and the
     /// queue's requeue when it finds open charges), and nothing when the batch wrote no payment
     /// or order with a reference.
-    static func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
+    static func afterProcessing(_ touched: TouchedRows, on connection: PostgresConnection) async throws {
         guard !touched.unlinkedPaymentIDs.isEmpty || !touched.orderIDs.isEmpty else { return }
         let keys = try await connection.query(SubscriptionSQL.shared.openChargeKeysForPayments, [
             .integerArray(touched.unlinkedPaymentIDs), .integerArray(touched.orderIDs.sorted()),

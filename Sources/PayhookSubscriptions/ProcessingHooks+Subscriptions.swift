@@ -1,4 +1,4 @@
-package import PayhookProcessing
+package import PayhookLedger
 
 extension ProcessingHooks {
     /// Subscriptions react to processing: a disabled or expired token pauses its subscriptions

@@ -1,5 +1,6 @@
 import Foundation
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

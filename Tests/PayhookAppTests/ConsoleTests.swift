@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import PayhookCore
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookApp
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookProviders
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

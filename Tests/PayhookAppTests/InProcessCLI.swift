@@ -1,3 +1,4 @@
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Synchronization
 @testable import PayhookApp

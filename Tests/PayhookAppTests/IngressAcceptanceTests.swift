@@ -1,5 +1,6 @@
 import Foundation
 import PayhookCrypto
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookApp
 @testable import PayhookAdmin

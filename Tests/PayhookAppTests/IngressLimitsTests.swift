@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import Synchronization
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookApp
 @testable import PayhookAdmin

@@ -1,4 +1,5 @@
 import Foundation
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookApp
 @testable import PayhookAdmin

@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookEmulator
 import PayhookPostgres
 import PayhookProviders
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

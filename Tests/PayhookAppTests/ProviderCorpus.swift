@@ -6,6 +6,7 @@ import PayhookHTTP
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

@@ -6,6 +6,7 @@ import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
 import PayhookOperations
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookCore
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

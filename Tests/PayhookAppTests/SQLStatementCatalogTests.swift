@@ -1,4 +1,5 @@
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

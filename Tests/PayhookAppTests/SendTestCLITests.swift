@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookEmulator
 import PayhookPostgres
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

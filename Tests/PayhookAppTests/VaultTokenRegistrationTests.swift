@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookEmulator
 import PayhookHTTP
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

@@ -1,6 +1,7 @@
 import Foundation
 import PayhookPostgres
 import PayhookQueue
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookApp

@@ -3,6 +3,7 @@ import PayhookCore
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Synchronization
 import Testing

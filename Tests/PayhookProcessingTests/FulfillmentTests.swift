@@ -2,6 +2,7 @@ import Foundation
 import PayhookCore
 import PayhookPostgres
 import PayhookQueue
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookAdmin

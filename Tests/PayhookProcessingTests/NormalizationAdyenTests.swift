@@ -1,4 +1,5 @@
 import Foundation
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import PayhookCore
 import PayhookPostgres

@@ -1,8 +1,10 @@
 import Foundation
 import PayhookCore
+import PayhookLedger
 import PayhookPostgres
 import Synchronization
 import Testing
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookProcessing
 
@@ -35,7 +37,7 @@ struct ProcessingHooksChainTests {
         let chained = recording("fulfillment", overpayments: 2, into: calls)
             .then(recording("subscriptions", overpayments: 1, into: calls))
 
-        var touched = CanonicalEventApplier.TouchedRows()
+        var touched = TouchedRows()
         touched.orderIDs = [7, 3]
         let report = try await chained.afterBatch(touched, connection)
         try await chained.tokenStatusChanged(41, .disabled, nil, connection)

@@ -1,5 +1,6 @@
 import PayhookPostgres
 import Testing
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookProcessing
 import PayhookLedger

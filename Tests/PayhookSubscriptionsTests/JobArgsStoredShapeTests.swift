@@ -1,6 +1,7 @@
 import PayhookCore
 import PayhookQueue
 import Testing
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 @testable import PayhookProcessing
 @testable import PayhookSubscriptions

@@ -4,6 +4,7 @@ import PayhookEmulator
 import PayhookPostgres
 import PayhookProviders
 import PayhookQueue
+import PayhookFeatureTestSupport
 import PayhookTestSupport
 import Testing
 @testable import PayhookAdmin

@@ -26,7 +26,7 @@ package struct FulfillmentTrigger: Sendable {
     /// (the common case for providers without merchant orders) costs at most one indexed statement.
     /// - Returns: how many payments were newly reported as `order.overpaid`.
     @discardableResult
-    func afterProcessing(_ touched: CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws -> Int {
+    func afterProcessing(_ touched: TouchedRows, on connection: PostgresConnection) async throws -> Int {
         var orderIDs: Set<Int64> = []
         if !touched.orderIDs.isEmpty {
             // A provider order sharing a registered order's reference (another Mercado Pago

@@ -1,3 +1,4 @@
+package import PayhookLedger
 package import PayhookPostgres
 import PayhookQueue
 

@@ -162,7 +162,7 @@ struct ApplyPass {
 
     /// Writes what the pass holds unwritten (new payments, changed payments, then history, one
     /// statement each) and adds the ids of the unlinked payments to `touched`.
-    mutating func write(into touched: inout CanonicalEventApplier.TouchedRows, on connection: PostgresConnection) async throws {
+    mutating func write(into touched: inout TouchedRows, on connection: PostgresConnection) async throws {
         try await writePayments(on: connection)
         try await writeHistory(on: connection)
         for key in unlinked {

@@ -105,20 +105,6 @@ package struct CanonicalEventApplier: Sendable {
         return touched
     }
 
-    /// Orders touched, and payments that name a merchant reference but no order yet (they may
-    /// belong to an order the merchant registered by reference).
-    package struct TouchedRows: Sendable {
-        package var orderIDs: Set<Int64> = []
-        package var unlinkedPaymentIDs: [Int64] = []
-
-        mutating func merge(_ other: TouchedRows) {
-            orderIDs.formUnion(other.orderIDs)
-            unlinkedPaymentIDs += other.unlinkedPaymentIDs
-        }
-
-        var isEmpty: Bool { orderIDs.isEmpty && unlinkedPaymentIDs.isEmpty }
-    }
-
     package struct EventSource {
         let inboundEventID: Int64
         let index: Int

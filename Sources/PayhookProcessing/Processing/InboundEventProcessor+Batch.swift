@@ -135,7 +135,7 @@ extension InboundEventProcessor {
         }
 
         var processed: [Int64] = []
-        var touched = CanonicalEventApplier.TouchedRows()
+        var touched = TouchedRows()
         // Releasing one event's savepoint and opening the next one's share a round trip.
         var savepointOpen = false
         for (event, plan) in zip(claimed, plans) {
@@ -179,12 +179,12 @@ extension InboundEventProcessor {
     private func applyAllOrNothing(_ claimed: [ClaimedInboundEvent],
                                    _ plans: [Result<[ApplicableEvent], ProcessingFailure>],
                                    on connection: PostgresConnection) async throws
-        -> (processed: [Int64], touched: CanonicalEventApplier.TouchedRows)?
+        -> (processed: [Int64], touched: TouchedRows)?
     {
         guard plans.contains(where: { if case .success = $0 { true } else { false } }) else { return nil }
         try await connection.execute("SAVEPOINT inbound_batch")
         var processed: [Int64] = []
-        var touched = CanonicalEventApplier.TouchedRows()
+        var touched = TouchedRows()
         var pass = ApplyPass()
         do {
             try await pass.readPayments(named: plans.flatMap { (try? $0.get()) ?? [] }, on: connection)
@@ -205,7 +205,7 @@ extension InboundEventProcessor {
 
     /// The batch's follow-ups (the hooks: fulfillment, charge settlement) and marking its events processed.
     /// - Returns: the overpayments newly reported (``BatchOutcome/overpayments``).
-    private func finish(_ processed: [Int64], _ touched: CanonicalEventApplier.TouchedRows,
+    private func finish(_ processed: [Int64], _ touched: TouchedRows,
                         on connection: PostgresConnection) async throws -> Int {
         guard !processed.isEmpty else { return 0 }
         let report = try await hooks.afterBatch(touched, connection)

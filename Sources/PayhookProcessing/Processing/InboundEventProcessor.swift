@@ -1,5 +1,6 @@
 package import Foundation
 package import PayhookCore
+package import PayhookLedger
 package import PayhookPostgres
 package import PayhookProviders
 package import PayhookQueue

@@ -1,7 +1,6 @@
 import Foundation
 package import PayhookPostgres
 import Testing
-@testable import PayhookIngress
 
 /// A fresh, migrated schema in the test PostgreSQL for one suite.
 ///
@@ -82,6 +81,14 @@ package struct TestDatabase: Sendable {
     package func migrate() async throws {
         let migrator = PostgresMigrator(conninfo: url, migrations: try Self.migrations())
         _ = try await SchemaMigrationGate.run { try await migrator.migrate() }
+    }
+
+    /// One statement on a connection of its own (closed afterwards).
+    @discardableResult
+    package func query(_ sql: String, _ binds: [PostgresValue] = []) async throws -> PostgresRows {
+        let connection = try await PostgresConnection.connect(url)
+        defer { connection.close() }
+        return try await connection.query(sql, binds)
     }
 
     /// Creates the schema and applies every embedded migration to it.

@@ -54,10 +54,11 @@ public struct DedicatedCluster: Sendable {
     }
 }
 
-/// Paths inside this repository, found from this source file.
+/// Paths inside this repository, found from this source file (`Tests/Support/Base/`).
 public enum RepositoryPaths {
     public static let root: String = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
 }
 
 /// Runs programs to completion with posix_spawn + waitpid (Foundation's `Process.waitUntilExit`

@@ -4,22 +4,24 @@ package import PayhookPostgres
 
 /// What features built on processing do inside the processor's transaction.
 ///
-/// The composition root wires them (fulfillment supplies ``fulfillment(_:pool:)``,
-/// `PayhookSubscriptions` supplies ``subscriptions``), so the processor holds no reference to
-/// the features that react to it. Each hook runs on the
-/// processor's connection: what it writes commits or rolls back with the batch.
+/// It lives in the ledger, below processing and the features that react to it, so that
+/// processing runs the hooks and each feature supplies its own without either depending on the
+/// other: fulfillment supplies `ProcessingHooks.fulfillment(_:pool:)` (`PayhookProcessing`),
+/// `PayhookSubscriptions` supplies `ProcessingHooks.subscriptions`, and the composition root
+/// chains them with ``then(_:)``. Each hook runs on the processor's connection: what it writes
+/// commits or rolls back with the batch.
 package struct ProcessingHooks: Sendable {
     /// After a vault token row is written, while the processor holds the row `FOR UPDATE`.
     package var tokenStatusChanged: @Sendable (_ tokenID: Int64, _ status: VaultTokenStatus, _ occurredAt: Date?,
                                                _ connection: PostgresConnection) async throws -> Void
     /// After a batch is applied, before the batch is marked processed. What it returns goes into
-    /// the batch's outcome (``BatchOutcome``).
-    package var afterBatch: @Sendable (_ touched: CanonicalEventApplier.TouchedRows,
+    /// the batch's outcome (`BatchOutcome` in `PayhookProcessing`).
+    package var afterBatch: @Sendable (_ touched: TouchedRows,
                                        _ connection: PostgresConnection) async throws -> AfterBatchReport
 
     package init(
         tokenStatusChanged: @escaping @Sendable (Int64, VaultTokenStatus, Date?, PostgresConnection) async throws -> Void,
-        afterBatch: @escaping @Sendable (CanonicalEventApplier.TouchedRows, PostgresConnection) async throws -> AfterBatchReport
+        afterBatch: @escaping @Sendable (TouchedRows, PostgresConnection) async throws -> AfterBatchReport
     ) {
         self.tokenStatusChanged = tokenStatusChanged
         self.afterBatch = afterBatch
@@ -47,9 +49,9 @@ package struct ProcessingHooks: Sendable {
 }
 
 /// What a feature's ``ProcessingHooks/afterBatch`` did that the processor reports in its
-/// ``BatchOutcome`` (and so in `/metrics`).
+/// batch outcome (and so in `/metrics`).
 package struct AfterBatchReport: Sendable, Equatable {
-    /// Payments newly reported to merchants as `order.overpaid` (``BatchOutcome/overpayments``).
+    /// Payments newly reported to merchants as `order.overpaid` (`BatchOutcome.overpayments`).
     package var overpayments: Int
 
     package init(overpayments: Int = 0) {

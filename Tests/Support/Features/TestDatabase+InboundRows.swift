@@ -1,5 +1,6 @@
 package import PayhookPostgres
 import Testing
+package import PayhookTestSupport
 @testable package import PayhookIngress
 
 /// A stored `inbound_events` row, as the tests look at it.
@@ -23,14 +24,6 @@ package struct RejectedRow: Sendable {
 }
 
 extension TestDatabase {
-    /// One statement on a connection of its own (closed afterwards).
-    @discardableResult
-    package func query(_ sql: String, _ binds: [PostgresValue] = []) async throws -> PostgresRows {
-        let connection = try await PostgresConnection.connect(url)
-        defer { connection.close() }
-        return try await connection.query(sql, binds)
-    }
-
     package func inboundRows(dedupKey: String) async throws -> [InboundRow] {
         try await Self.inboundRows(url: url, where: "dedup_key = $1", [.text(dedupKey)])
     }

@@ -7,6 +7,7 @@ package import PayhookProviders
 package import PayhookQueue
 package import Synchronization
 import Testing
+import PayhookTestSupport
 @testable package import PayhookAdmin
 @testable package import PayhookOperations
 @testable package import PayhookIngress

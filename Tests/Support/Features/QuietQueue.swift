@@ -1,4 +1,5 @@
 package import PayhookPostgres
+import PayhookTestSupport
 
 /// "Nothing more arrived" needs a moment when nothing more can arrive, not a sleep: the queue
 /// is quiet when no job is available, retryable or running and no inbound event is pending.

@@ -4,6 +4,7 @@ package import PayhookPostgres
 package import PayhookProviders
 package import Synchronization
 import Testing
+package import PayhookTestSupport
 @testable package import PayhookAdmin
 @testable package import PayhookOperations
 @testable package import PayhookIngress

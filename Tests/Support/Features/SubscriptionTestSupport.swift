@@ -6,6 +6,7 @@ package import PayhookPostgres
 package import PayhookProviders
 package import PayhookQueue
 import Testing
+package import PayhookTestSupport
 @testable package import PayhookAdmin
 @testable package import PayhookOperations
 @testable package import PayhookIngress

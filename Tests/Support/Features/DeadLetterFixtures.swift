@@ -1,6 +1,7 @@
 package import Foundation
 package import PayhookPostgres
 import Testing
+package import PayhookTestSupport
 @testable package import PayhookAdmin
 @testable package import PayhookOperations
 @testable package import PayhookIngress
