@@ -79,17 +79,14 @@ package struct OnCallConsole: Sendable {
         ("Cache-Control", "no-store"),
     ]
 
-    /// Answers `request` when its path is under `/console`; returns false otherwise. Runs before
-    /// the bearer-token check: the console authenticates with its own session.
-    package func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        guard request.path == Self.prefix || request.path.hasPrefix(Self.prefix + "/") else { return false }
-        let console = self
-        Task {
-            var response = await console.answer(request)
+    /// The console's entry in the admin listener's route table: everything under `/console`,
+    /// signed in with the console's own session, so the router runs no bearer check before it.
+    package var route: AdminRoute {
+        .consoleSession(Self.prefix) { [self] request, segments in
+            var response = await answer(request, segments: segments)
             response.headers += Self.securityHeaders
-            respond(response)
+            return response
         }
-        return true
     }
 
     /// One request, after parsing: the session it names and its form fields.
@@ -105,8 +102,10 @@ package struct OnCallConsole: Sendable {
         let secure: Bool
     }
 
-    func answer(_ request: HTTPRequest) async -> HTTPResponse {
-        let route = request.path.dropFirst(Self.prefix.count).split(separator: "/").map(String.init)
+    /// - Parameter segments: the path segments after `/console`, as the router matched them.
+    func answer(_ request: HTTPRequest, segments: [String]) async -> HTTPResponse {
+        // A trailing or doubled slash names the same page: `/console/` is the overview.
+        let route = segments.filter { !$0.isEmpty }
         let cookies = Self.cookies(request)
         let isForm = request.method == "POST"
         let formPairs = isForm ? AdminRequest.queryPairs(String(decoding: request.body, as: UTF8.self)) : []
