@@ -22,9 +22,13 @@ package struct AdminOperation: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { "\(method) \(template)" }
 
-    /// Whether `path` fits the template: same number of segments, literal segments equal.
+    /// Whether `method path` is this operation: the same method and a path that fits the template.
     package func matches(method: String, path: String) -> Bool {
-        guard method == self.method else { return false }
+        method == self.method && matches(path: path)
+    }
+
+    /// Whether `path` fits the template: same number of segments, literal segments equal.
+    package func matches(path: String) -> Bool {
         let wanted = template.split(separator: "/", omittingEmptySubsequences: false)
         let given = path.split(separator: "/", omittingEmptySubsequences: false)
         guard wanted.count == given.count else { return false }

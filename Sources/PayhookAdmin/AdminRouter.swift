@@ -12,7 +12,8 @@ package protocol AdminRoutes: Sendable {
     /// Every operation this API answers and the scope each needs; the listener refuses a call
     /// outside its credential's scope before `respond` runs.
     var operations: [AdminOperation] { get }
-    /// The answer to `request`.
+    /// The answer to `request`, one of `operations`: the router answers the rest under the
+    /// prefix, 405 where another method is listed for the path and 404 where none is.
     /// - Parameter route: the path segments after the prefix (`[]` for the prefix itself;
     ///   `/v1/dead-letters/7/replay` gives `["7", "replay"]`).
     /// - Parameter caller: the credential that was checked; audited actions name it.
@@ -24,8 +25,9 @@ extension AdminRoutes {
     /// (A router of one, for tests that drive one API; no credential or scope check.)
     package func handle(_ request: HTTPRequest, caller: AdminCaller = AdminCaller(name: "admin-api", scope: .operator),
                         respond: @escaping @Sendable (HTTPResponse) -> Void) -> Bool {
-        guard let route = AdminRoute.api(self).segments(of: request.path) else { return false }
-        AdminRouter.run(respond) { try await self.respond(to: request, route: route, caller: caller) }
+        let entry = AdminRoute.api(self)
+        guard let route = entry.segments(of: request.path), case .bearer(let answer) = entry.access else { return false }
+        AdminRouter.run(respond) { try await answer(request, route, caller) }
         return true
     }
 }
@@ -73,10 +75,17 @@ package struct AdminRoute: Sendable {
         AdminRoute(prefix: path, ownsSubpaths: ownsSubpaths, operations: operations, access: .bearer(answer))
     }
 
-    /// A JSON API: bearer credentials, everything under its prefix.
+    /// A JSON API: bearer credentials, everything under its prefix. Its documented operations
+    /// decide what reaches it: a listed path with another method is 405, an unlisted one 404,
+    /// both in the admin error shape.
     package static func api(_ api: some AdminRoutes) -> AdminRoute {
-        bearer(api.prefix, ownsSubpaths: true, operations: api.operations) { request, route, caller in
-            try await api.respond(to: request, route: route, caller: caller)
+        let operations = api.operations
+        return bearer(api.prefix, ownsSubpaths: true, operations: operations) { request, route, caller in
+            guard operations.contains(where: { $0.matches(method: request.method, path: request.path) }) else {
+                return operations.contains(where: { $0.matches(path: request.path) })
+                    ? .adminMethodNotAllowed(request.method) : .adminNoSuchRoute
+            }
+            return try await api.respond(to: request, route: route, caller: caller)
         }
     }
 

@@ -63,11 +63,8 @@ package struct SubscriptionAdminAPI: AdminRoutes {
             default: try await subscriptions.resume(id: id, by: action)
             }
             return .admin(200, outcome.json)
-        case (_, 0), (_, 1):
-            return .adminMethodNotAllowed(request.method)
-        case (_, 2) where Self.actions.contains(route[1]):
-            return .adminMethodNotAllowed(request.method)
         default:
+            // Not one of `operations`: the router answered 405 or 404 before calling.
             return .adminNoSuchRoute
         }
     }

@@ -32,9 +32,8 @@ package struct VaultTokenAdminAPI: AdminRoutes {
             let action = caller.action(request, actorNote: registration.actor)
             let outcome = try await registrar.register(registration, by: action)
             return .admin(outcome.created ? 201 : 200, outcome.json)
-        case (_, 0):
-            return .adminMethodNotAllowed(request.method)
         default:
+            // Not one of `operations`: the router answered 405 or 404 before calling.
             return .adminNoSuchRoute
         }
     }

@@ -72,4 +72,39 @@ struct AdminRouterTests {
         #expect(gate.asked.withLock { $0["GET /nowhere"] } == .some(.operator), "an undocumented path needs operator")
         #expect(await send(router, "GET", "/healthz/deep", token: "good") == (404, "not found\n"))
     }
+
+    /// An API that answers everything it is handed, and counts how often.
+    final class EchoAPI: AdminRoutes {
+        let calls = Mutex(0)
+        let prefix = "/v1/echo"
+        let operations = [AdminOperation("GET", "/v1/echo", .merchant), AdminOperation("POST", "/v1/echo/{id}/poke", .merchant)]
+
+        func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
+            calls.withLock { $0 += 1 }
+            return .text(200, "echo\n")
+        }
+    }
+
+    @Test("an API is handed only its documented operations: another method on a listed path is 405, an unlisted path 404, in the admin shape")
+    func apiOperationsDecideWhatReachesIt() async throws {
+        let api = EchoAPI()
+        func call(_ method: String, _ path: String) async -> (Int, String) {
+            let response = await withCheckedContinuation { continuation in
+                #expect(api.handle(HTTPRequest(method: method, path: path)) { continuation.resume(returning: $0) })
+            }
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        }
+        #expect(await call("GET", "/v1/echo") == (200, "echo\n"))
+        #expect(await call("POST", "/v1/echo/7/poke") == (200, "echo\n"))
+        #expect(api.calls.withLock { $0 } == 2)
+
+        let notAllowed = #"{"code":"method_not_allowed","message":"method DELETE is not allowed here"}"#
+        #expect(await call("DELETE", "/v1/echo") == (405, notAllowed))
+        #expect(await call("HEAD", "/v1/echo").0 == 405)
+        #expect(await call("GET", "/v1/echo/7/poke").0 == 405)
+        let noRoute = #"{"code":"not_found","message":"no such admin route"}"#
+        #expect(await call("GET", "/v1/echo/7") == (404, noRoute))
+        #expect(await call("POST", "/v1/echo/7/prod") == (404, noRoute))
+        #expect(api.calls.withLock { $0 } == 2, "the API never saw what it does not list")
+    }
 }

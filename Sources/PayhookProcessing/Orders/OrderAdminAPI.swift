@@ -33,9 +33,8 @@ package struct OrderAdminAPI: AdminRoutes {
         case ("GET", 1):
             let id = try AdminRequest.pathID(route[0], of: "order")
             return .admin(200, try await service.order(id: id).json)
-        case (_, 0), (_, 1):
-            return .adminMethodNotAllowed(request.method)
         default:
+            // Not one of `operations`: the router answered 405 or 404 before calling.
             return .adminNoSuchRoute
         }
     }
