@@ -3,24 +3,36 @@ package import PayhookCore
 
 /// One admin API, mounted under a path prefix such as `/v1/dead-letters`.
 ///
-/// An API only answers; the router finds it, checks the caller's bearer credential and scope,
-/// runs it off the listener's thread and turns a thrown error into the admin error shape
-/// (`OperationsError.httpResponse`).
+/// An API lists its endpoints; the router finds the one whose method and path template fit,
+/// checks the caller's bearer credential and scope, runs it off the listener's thread and turns
+/// a thrown error into the admin error shape (`OperationsError.httpResponse`).
 package protocol AdminRoutes: Sendable {
     /// The path this API owns, without a trailing slash: it answers the prefix and everything below it.
     var prefix: String { get }
-    /// Every operation this API answers and the scope each needs; the listener refuses a call
-    /// outside its credential's scope before `respond` runs.
-    var operations: [AdminOperation] { get }
-    /// The answer to `request`, one of `operations`: the router answers the rest under the
-    /// prefix, 405 where another method is listed for the path and 404 where none is.
-    /// - Parameter route: the path segments after the prefix (`[]` for the prefix itself;
-    ///   `/v1/dead-letters/7/replay` gives `["7", "replay"]`).
-    /// - Parameter caller: the credential that was checked; audited actions name it.
-    func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse
+    /// Every operation this API answers, the scope each needs and what answers it. A path under
+    /// the prefix that none fits is 404; one that fits with another method is 405.
+    var endpoints: [AdminEndpoint] { get }
+}
+
+/// One operation of an admin API and what answers it.
+package struct AdminEndpoint: Sendable {
+    package let operation: AdminOperation
+    let answer: @Sendable (HTTPRequest, [String], AdminCaller) async throws -> HTTPResponse
+
+    /// - Parameter answer: gets the request, the path segments the template's `{name}` segments
+    ///   stand for (in order: `/v1/dead-letters/7/replay` gives `["7"]`), and the checked caller,
+    ///   whom audited actions name.
+    package init(_ method: String, _ template: String, _ scope: AdminScope,
+                 answer: @escaping @Sendable (_ request: HTTPRequest, _ parameters: [String], _ caller: AdminCaller) async throws -> HTTPResponse) {
+        self.operation = AdminOperation(method, template, scope)
+        self.answer = answer
+    }
 }
 
 extension AdminRoutes {
+    /// The operations of `endpoints`: the scope check's table, which docs/admin-api.openapi.json documents.
+    package var operations: [AdminOperation] { endpoints.map(\.operation) }
+
     /// Answers `request` when its path is under this API's prefix; returns false otherwise.
     /// (A router of one, for tests that drive one API; no credential or scope check.)
     package func handle(_ request: HTTPRequest, caller: AdminCaller = AdminCaller(name: "admin-api", scope: .operator),
@@ -75,17 +87,19 @@ package struct AdminRoute: Sendable {
         AdminRoute(prefix: path, ownsSubpaths: ownsSubpaths, operations: operations, access: .bearer(answer))
     }
 
-    /// A JSON API: bearer credentials, everything under its prefix. Its documented operations
-    /// decide what reaches it: a listed path with another method is 405, an unlisted one 404,
-    /// both in the admin error shape.
+    /// A JSON API: bearer credentials, everything under its prefix, answered by the endpoint
+    /// whose method and template fit the path; a path an endpoint fits with another method is
+    /// 405, a path none fits 404, both in the admin error shape.
     package static func api(_ api: some AdminRoutes) -> AdminRoute {
-        let operations = api.operations
-        return bearer(api.prefix, ownsSubpaths: true, operations: operations) { request, route, caller in
-            guard operations.contains(where: { $0.matches(method: request.method, path: request.path) }) else {
-                return operations.contains(where: { $0.matches(path: request.path) })
-                    ? .adminMethodNotAllowed(request.method) : .adminNoSuchRoute
+        let endpoints = api.endpoints
+        return bearer(api.prefix, ownsSubpaths: true, operations: endpoints.map(\.operation)) { request, _, caller in
+            for endpoint in endpoints where endpoint.operation.method == request.method {
+                if let parameters = endpoint.operation.parameters(of: request.path) {
+                    return try await endpoint.answer(request, parameters, caller)
+                }
             }
-            return try await api.respond(to: request, route: route, caller: caller)
+            return endpoints.contains(where: { $0.operation.matches(path: request.path) })
+                ? .adminMethodNotAllowed(request.method) : .adminNoSuchRoute
         }
     }
 

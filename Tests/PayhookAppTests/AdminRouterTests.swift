@@ -73,19 +73,21 @@ struct AdminRouterTests {
         #expect(await send(router, "GET", "/healthz/deep", token: "good") == (404, "not found\n"))
     }
 
-    /// An API that answers everything it is handed, and counts how often.
+    /// An API of two endpoints that echo the path parameters they are handed, and count calls.
     final class EchoAPI: AdminRoutes {
         let calls = Mutex(0)
         let prefix = "/v1/echo"
-        let operations = [AdminOperation("GET", "/v1/echo", .merchant), AdminOperation("POST", "/v1/echo/{id}/poke", .merchant)]
 
-        func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
-            calls.withLock { $0 += 1 }
-            return .text(200, "echo\n")
+        var endpoints: [AdminEndpoint] {
+            let echo: @Sendable (HTTPRequest, [String], AdminCaller) async throws -> HTTPResponse = { [self] _, parameters, _ in
+                self.calls.withLock { $0 += 1 }
+                return .text(200, "echo " + parameters.joined(separator: ",") + "\n")
+            }
+            return [AdminEndpoint("GET", "/v1/echo", .merchant, answer: echo), AdminEndpoint("POST", "/v1/echo/{id}/poke", .merchant, answer: echo)]
         }
     }
 
-    @Test("an API is handed only its documented operations: another method on a listed path is 405, an unlisted path 404, in the admin shape")
+    @Test("an API is handed only its endpoints, with their path parameters: another method on a listed path is 405, an unlisted path 404, in the admin shape")
     func apiOperationsDecideWhatReachesIt() async throws {
         let api = EchoAPI()
         func call(_ method: String, _ path: String) async -> (Int, String) {
@@ -94,8 +96,8 @@ struct AdminRouterTests {
             }
             return (response.status, String(decoding: response.body, as: UTF8.self))
         }
-        #expect(await call("GET", "/v1/echo") == (200, "echo\n"))
-        #expect(await call("POST", "/v1/echo/7/poke") == (200, "echo\n"))
+        #expect(await call("GET", "/v1/echo") == (200, "echo \n"))
+        #expect(await call("POST", "/v1/echo/7/poke") == (200, "echo 7\n"))
         #expect(api.calls.withLock { $0 } == 2)
 
         let notAllowed = #"{"code":"method_not_allowed","message":"method DELETE is not allowed here"}"#
