@@ -40,32 +40,6 @@ package struct OnCallConsole: Sendable {
     let reads: ConsoleReads
     package let bulkReplay: ConsoleBulkReplay
 
-    /// The console over `pool`, as `PayhookServer` wires it on the admin listener; the settings
-    /// are the configuration's, so an action here follows the same rules as the CLI's.
-    package init(pool: PostgresPool, credentials: any AdminCredentialSource, proxyIdentity: (header: String, proxies: AddressAllowList)?,
-                 fulfillment: FulfillmentSettings, subscriptions: SubscriptionSettings) {
-        let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment))
-        self.init(credentials: credentials, proxyIdentity: proxyIdentity, sessions: ConsoleSessions(),
-                  deadLetters: DeadLetterOperations(pool: pool), subscriptions: SubscriptionOperations(pool: pool),
-                  orders: orders,
-                  charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: subscriptions),
-                  reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
-    }
-
-    init(credentials: any AdminCredentialSource, proxyIdentity: (header: String, proxies: AddressAllowList)?, sessions: ConsoleSessions,
-         deadLetters: DeadLetterOperations, subscriptions: SubscriptionOperations, orders: OrderService, charges: ChargeOperations,
-         reads: ConsoleReads, bulkReplay: ConsoleBulkReplay) {
-        self.credentials = credentials
-        self.proxyIdentity = proxyIdentity
-        self.sessions = sessions
-        self.deadLetters = deadLetters
-        self.subscriptions = subscriptions
-        self.orders = orders
-        self.charges = charges
-        self.reads = reads
-        self.bulkReplay = bulkReplay
-    }
-
     static let prefix = "/console"
     static let signInCookie = "payhook_console_signin"
 
@@ -256,6 +230,21 @@ package struct OnCallConsole: Sendable {
         HTTPResponse(status: 303, headers: [("Location", location), ("Content-Type", "text/plain; charset=utf-8")]
                         + cookies.map { ("Set-Cookie", $0) },
                      body: Array("see \(location)\n".utf8))
+    }
+}
+
+// In an extension, so that Swift still synthesizes the memberwise initializer it calls.
+extension OnCallConsole {
+    /// The console over `pool`, as `PayhookServer` wires it on the admin listener; the settings
+    /// are the configuration's, so an action here follows the same rules as the CLI's.
+    package init(pool: PostgresPool, credentials: any AdminCredentialSource, proxyIdentity: (header: String, proxies: AddressAllowList)?,
+                 fulfillment: FulfillmentSettings, subscriptions: SubscriptionSettings) {
+        let orders = OrderService(pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: fulfillment))
+        self.init(credentials: credentials, proxyIdentity: proxyIdentity, sessions: ConsoleSessions(),
+                  deadLetters: DeadLetterOperations(pool: pool), subscriptions: SubscriptionOperations(pool: pool),
+                  orders: orders,
+                  charges: ChargeOperations(pool: pool, queue: JobQueue(pool: pool), settings: subscriptions),
+                  reads: ConsoleReads(pool: pool), bulkReplay: ConsoleBulkReplay())
     }
 }
 
