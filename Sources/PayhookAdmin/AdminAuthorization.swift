@@ -22,13 +22,31 @@ package struct AdminOperation: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { "\(method) \(template)" }
 
-    /// Whether `path` fits the template: same number of segments, literal segments equal.
+    /// Whether `method path` is this operation: the same method and a path that fits the template.
     package func matches(method: String, path: String) -> Bool {
-        guard method == self.method else { return false }
+        method == self.method && matches(path: path)
+    }
+
+    /// Whether `path` fits the template: same number of segments, literal segments equal.
+    package func matches(path: String) -> Bool {
+        parameters(of: path) != nil
+    }
+
+    /// The segments of `path` that the template's `{name}` segments stand for, in order, when
+    /// `path` fits the template; nil otherwise. `/v1/orders/7` under `/v1/orders/{id}` is `["7"]`.
+    package func parameters(of path: String) -> [String]? {
         let wanted = template.split(separator: "/", omittingEmptySubsequences: false)
         let given = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard wanted.count == given.count else { return false }
-        return zip(wanted, given).allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") || $0 == $1 }
+        guard wanted.count == given.count else { return nil }
+        var parameters: [String] = []
+        for (pattern, segment) in zip(wanted, given) {
+            if pattern.hasPrefix("{") && pattern.hasSuffix("}") {
+                parameters.append(String(segment))
+            } else if pattern != segment {
+                return nil
+            }
+        }
+        return parameters
     }
 }
 

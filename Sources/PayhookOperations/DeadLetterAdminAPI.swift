@@ -12,39 +12,36 @@ package struct DeadLetterAdminAPI: AdminRoutes {
     let letters: DeadLetterOperations
 
     package let prefix = "/v1/dead-letters"
-    package let operations: [AdminOperation] = [
-        AdminOperation("GET", "/v1/dead-letters", .operator),
-        AdminOperation("GET", "/v1/dead-letters/{id}", .operator),
-        AdminOperation("POST", "/v1/dead-letters/{id}/replay", .operator),
-        AdminOperation("POST", "/v1/dead-letters/{id}/discard", .operator),
-    ]
 
     package init(operations: DeadLetterOperations) {
         self.letters = operations
     }
 
-    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
-        switch (request.method, route.count) {
-        case ("GET", 0):
-            let letters = try await letters.list(try Self.filter(query: request.rawQuery))
-            return .admin(200, .object([.init("dead_letters", .array(letters.map(\.json)))]))
-        case ("GET", 1):
-            return .admin(200, try await letters.detail(id: try AdminRequest.pathID(route[0], of: "dead letter")).json)
-        case ("POST", 2) where route[1] == "replay" || route[1] == "discard":
-            let id = try AdminRequest.pathID(route[0], of: "dead letter")
+    package var endpoints: [AdminEndpoint] {
+        let letters = letters
+        /// Replay or discard: the credential is the actor; the optional body's `actor` a note.
+        @Sendable func act(_ request: HTTPRequest, _ id: String, _ caller: AdminCaller, replay: Bool) async throws -> HTTPResponse {
+            let id = try AdminRequest.pathID(id, of: "dead letter")
             let body = try OperatorAction.parseBody(request.body)
             let action = caller.action(request, note: body.note, actorNote: body.actor)
-            let outcome = route[1] == "replay"
-                ? try await letters.replay(id: id, by: action)
-                : try await letters.discard(id: id, by: action)
+            let outcome = replay ? try await letters.replay(id: id, by: action) : try await letters.discard(id: id, by: action)
             return .admin(200, outcome.json)
-        case (_, 0), (_, 1):
-            return .adminMethodNotAllowed(request.method)
-        case (_, 2) where route[1] == "replay" || route[1] == "discard":
-            return .adminMethodNotAllowed(request.method)
-        default:
-            return .adminNoSuchRoute
         }
+        return [
+            AdminEndpoint("GET", "/v1/dead-letters", .operator) { request, _, _ in
+                let list = try await letters.list(try Self.filter(query: request.rawQuery))
+                return .admin(200, .object([.init("dead_letters", .array(list.map(\.json)))]))
+            },
+            AdminEndpoint("GET", "/v1/dead-letters/{id}", .operator) { _, path, _ in
+                .admin(200, try await letters.detail(id: try AdminRequest.pathID(path[0], of: "dead letter")).json)
+            },
+            AdminEndpoint("POST", "/v1/dead-letters/{id}/replay", .operator) { request, path, caller in
+                try await act(request, path[0], caller, replay: true)
+            },
+            AdminEndpoint("POST", "/v1/dead-letters/{id}/discard", .operator) { request, path, caller in
+                try await act(request, path[0], caller, replay: false)
+            },
+        ]
     }
 
     static func filter(query: String) throws(OperationsError) -> DeadLetterFilter {

@@ -32,43 +32,39 @@ package struct SubscriptionAdminAPI: AdminRoutes {
 
     package let prefix = "/v1/subscriptions"
     package static let actions: Set<String> = ["cancel", "pause", "resume"]
-    package let operations: [AdminOperation] = [
-        AdminOperation("POST", "/v1/subscriptions", .merchant),
-        AdminOperation("GET", "/v1/subscriptions", .merchant),
-        AdminOperation("GET", "/v1/subscriptions/{id}", .merchant),
-        AdminOperation("POST", "/v1/subscriptions/{id}/pause", .merchant),
-        AdminOperation("POST", "/v1/subscriptions/{id}/resume", .merchant),
-        AdminOperation("POST", "/v1/subscriptions/{id}/cancel", .merchant),
-    ]
 
-    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
-        switch (request.method, route.count) {
-        case ("POST", 0):
-            let draft = try NewSubscription.parse(request.body, now: subscriptions.now())
-            let created = try await subscriptions.create(draft, by: caller.action(request, actorNote: draft.actor))
-            return .admin(201, created.json)
-        case ("GET", 0):
-            let query = try Self.listQuery(request.rawQuery)
-            let subscriptions = try await subscriptions.list(status: query.status, provider: query.provider, limit: query.limit)
-            return .admin(200, .object([.init("subscriptions", .array(subscriptions.map(\.json)))]))
-        case ("GET", 1):
-            return .admin(200, try await subscriptions.detail(id: try AdminRequest.pathID(route[0], of: "subscription")).json)
-        case ("POST", 2) where Self.actions.contains(route[1]):
-            let id = try AdminRequest.pathID(route[0], of: "subscription")
+    package var endpoints: [AdminEndpoint] {
+        let subscriptions = subscriptions
+        /// Cancel, pause or resume: the credential is the actor; the optional body's `actor` a note.
+        @Sendable func act(_ request: HTTPRequest, _ id: String, _ caller: AdminCaller, _ verb: String) async throws -> HTTPResponse {
+            let id = try AdminRequest.pathID(id, of: "subscription")
             let body = try OperatorAction.parseBody(request.body)
             let action = caller.action(request, note: body.note, actorNote: body.actor)
-            let outcome = switch route[1] {
+            let outcome = switch verb {
             case "cancel": try await subscriptions.cancel(id: id, by: action)
             case "pause": try await subscriptions.pause(id: id, by: action)
             default: try await subscriptions.resume(id: id, by: action)
             }
             return .admin(200, outcome.json)
-        case (_, 0), (_, 1):
-            return .adminMethodNotAllowed(request.method)
-        case (_, 2) where Self.actions.contains(route[1]):
-            return .adminMethodNotAllowed(request.method)
-        default:
-            return .adminNoSuchRoute
+        }
+        return [
+            AdminEndpoint("POST", "/v1/subscriptions", .merchant) { request, _, caller in
+                let draft = try NewSubscription.parse(request.body, now: subscriptions.now())
+                let created = try await subscriptions.create(draft, by: caller.action(request, actorNote: draft.actor))
+                return .admin(201, created.json)
+            },
+            AdminEndpoint("GET", "/v1/subscriptions", .merchant) { request, _, _ in
+                let query = try Self.listQuery(request.rawQuery)
+                let list = try await subscriptions.list(status: query.status, provider: query.provider, limit: query.limit)
+                return .admin(200, .object([.init("subscriptions", .array(list.map(\.json)))]))
+            },
+            AdminEndpoint("GET", "/v1/subscriptions/{id}", .merchant) { _, path, _ in
+                .admin(200, try await subscriptions.detail(id: try AdminRequest.pathID(path[0], of: "subscription")).json)
+            },
+        ] + Self.actions.sorted().map { verb in
+            AdminEndpoint("POST", "/v1/subscriptions/{id}/\(verb)", .merchant) { request, path, caller in
+                try await act(request, path[0], caller, verb)
+            }
         }
     }
 

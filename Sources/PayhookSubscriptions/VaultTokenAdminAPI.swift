@@ -23,19 +23,15 @@ package struct VaultTokenAdminAPI: AdminRoutes {
     }
 
     package let prefix = "/v1/vault-tokens"
-    package let operations: [AdminOperation] = [AdminOperation("POST", "/v1/vault-tokens", .operator)]
-
-    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
-        switch (request.method, route.count) {
-        case ("POST", 0):
-            let registration = try VaultTokenRegistration.parse(request.body)
-            let action = caller.action(request, actorNote: registration.actor)
-            let outcome = try await registrar.register(registration, by: action)
-            return .admin(outcome.created ? 201 : 200, outcome.json)
-        case (_, 0):
-            return .adminMethodNotAllowed(request.method)
-        default:
-            return .adminNoSuchRoute
-        }
+    package var endpoints: [AdminEndpoint] {
+        let registrar = registrar
+        return [
+            AdminEndpoint("POST", "/v1/vault-tokens", .operator) { request, _, caller in
+                let registration = try VaultTokenRegistration.parse(request.body)
+                let action = caller.action(request, actorNote: registration.actor)
+                let outcome = try await registrar.register(registration, by: action)
+                return .admin(outcome.created ? 201 : 200, outcome.json)
+            },
+        ]
     }
 }

@@ -8,18 +8,15 @@ import PayhookHTTP
 /// Both refusals are counted by reason. They are logged once per minute per client address and
 /// reason, with how many were held back, so a misconfigured scraper or a guessing client cannot
 /// flood the log.
-struct AdminGate: Sendable {
+struct AdminGate: AdminBearerGate {
     let store: AdminCredentialStore
-    /// Every operation the listener documents, with the scope it needs.
-    let operations: [AdminOperation]
     let metrics: MetricsRegistry
     let logger: Logger
     let refusalLines: LogLineLimiter
 
-    init(store: AdminCredentialStore, operations: [AdminOperation], metrics: MetricsRegistry, logger: Logger,
+    init(store: AdminCredentialStore, metrics: MetricsRegistry, logger: Logger,
          refusalLines: LogLineLimiter = LogLineLimiter(interval: .seconds(60))) {
         self.store = store
-        self.operations = operations
         self.metrics = metrics
         self.logger = logger
         self.refusalLines = refusalLines
@@ -27,20 +24,15 @@ struct AdminGate: Sendable {
                          help: "Admin listener requests refused: unauthenticated (401, no or unknown token) or forbidden (403, outside the credential's scope).")
     }
 
-    enum Decision {
-        case allowed(AdminCaller)
-        case refused(HTTPResponse)
-    }
-
-    /// The caller of `request`, or the refusal to send. The credentials are read once here: a
-    /// reload while the request runs does not change its answer.
-    func check(_ request: HTTPRequest) -> Decision {
+    /// The caller of `request`, or the refusal to send; `needed` is the scope of the operation
+    /// the router found (`AdminAuthorization.neededScope`). The credentials are read once here:
+    /// a reload while the request runs does not change its answer.
+    func check(_ request: HTTPRequest, needs needed: AdminScope?) -> AdminGateDecision {
         guard let token = AdminAuthorization.bearerToken(request), let credential = store.credentials.authenticate(token) else {
             refused("unauthenticated", request, ["hint": "no bearer token, or one no credential has"])
             return .refused(AdminAuthorization.unauthorized)
         }
-        guard let needed = AdminAuthorization.neededScope(method: request.method, path: request.path, operations: operations),
-              !credential.scope.permits(needed) else {
+        guard let needed, !credential.scope.permits(needed) else {
             return .allowed(AdminCaller(credential))
         }
         refused("forbidden", request, ["credential": .string(credential.name), "scope": .string(credential.scope.rawValue),

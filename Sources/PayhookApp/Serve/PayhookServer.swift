@@ -49,16 +49,9 @@ final class PayhookServer: Sendable {
     let consoleRollUp: ConsoleRollUp
     /// The admin credentials accepted now; `reloadAdminCredentials()` re-reads them.
     let adminCredentials: AdminCredentialStore
-    /// Every operation of the admin listener and the scope it needs (the JSON API's and the
-    /// listener's own); docs/admin-api.openapi.json documents exactly these.
+    /// Every operation of the admin listener and the scope it needs (its route table's);
+    /// docs/admin-api.openapi.json documents exactly these.
     let adminOperations: [AdminOperation]
-
-    /// The admin listener's own operations, beside the JSON API's.
-    static let listenerOperations: [AdminOperation] = [
-        AdminOperation("GET", "/metrics", .metrics),
-        AdminOperation("GET", "/healthz", nil),
-        AdminOperation("GET", "/readyz", nil),
-    ]
 
     init(configuration: Configuration, databaseURL: String, logger: Logger,
          roles: Set<ServeRole> = Set(ServeRole.allCases)) throws {
@@ -128,13 +121,13 @@ final class PayhookServer: Sendable {
 
         self.durability = DatabaseDurability(pool: pool, metrics: metrics, logger: logger)
         self.maintenance = BackgroundMaintenance(pool: pool, policy: configuration.retention, metrics: metrics, logger: logger)
-        let adminAPIs = AdminRouter([
-            DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool)),
-            OrderAdminAPI(service: OrderService(
-                pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment))),
-            SubscriptionAdminAPI(pool: pool),
-            VaultTokenAdminAPI(pool: pool, clients: apiClients),
-        ])
+        let adminAPIs: [AdminRoute] = [
+            .api(DeadLetterAdminAPI(operations: DeadLetterOperations(pool: pool))),
+            .api(OrderAdminAPI(service: OrderService(
+                pool: pool, trigger: FulfillmentTrigger(queue: JobQueue(pool: pool), settings: configuration.fulfillment)))),
+            .api(SubscriptionAdminAPI(pool: pool)),
+            .api(VaultTokenAdminAPI(pool: pool, clients: apiClients)),
+        ]
 
         let ingress = WebhookIngress(
             verifiers: WebhookVerifiers(configuration: configuration), writer: writer, rejections: rejections,
@@ -166,7 +159,7 @@ final class PayhookServer: Sendable {
         ingressConfig.maxHeaderBytes = 8 << 10
         self.ingressServer = try HTTPServer(configuration: ingressConfig) { request, respond in
             if ingress.handle(request, respond: respond) { return }
-            Self.handleHealth(request, readiness: readiness, respond: respond)
+            Task { respond(await Self.health(request, readiness: readiness)) }
         }
         let ingressServer = self.ingressServer
         metrics.describe("payhook_ingress_requests_cut_off_total", type: "counter",
@@ -189,48 +182,39 @@ final class PayhookServer: Sendable {
         adminConfig.maxBodyBytes = 1 << 20
         let credentials = AdminCredentialStore(configuration: configuration, logger: logger, metrics: metrics)
         self.adminCredentials = credentials
-        let adminOperations = adminAPIs.operations + Self.listenerOperations
-        self.adminOperations = adminOperations
-        let gate = AdminGate(store: credentials, operations: adminOperations, metrics: metrics, logger: logger)
         let console = OnCallConsole(configuration: configuration, pool: pool, credentials: credentials)
         self.console = console
         self.consoleRollUp = ConsoleRollUp(pool: pool, logger: logger.with(["role": "console"]))
-        self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
-            if request.path == "/healthz" || request.path == "/readyz" {
-                Self.handleHealth(request, readiness: readiness, respond: respond)
-                return
-            }
+        // The admin listener's route table, matched in this order; each entry says who may call it.
+        let adminRouter = AdminRouter([
+            .publicProbe("/healthz", operations: [AdminOperation("GET", "/healthz", nil)]) { await Self.health($0, readiness: readiness) },
+            .publicProbe("/readyz", operations: [AdminOperation("GET", "/readyz", nil)]) { await Self.health($0, readiness: readiness) },
             // The console signs browsers in with a session of its own, before the bearer check.
-            if console.handle(request, respond: respond) { return }
-            let caller: AdminCaller
-            switch gate.check(request) {
-            case .allowed(let allowed): caller = allowed
-            case .refused(let response):
-                respond(response)
-                return
-            }
-            if adminAPIs.dispatch(request, caller: caller, respond: respond) { return }
-            switch (request.method, request.path) {
-            case ("GET", "/metrics"):
-                respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
-                                     body: Array(metrics.renderPrometheus().utf8)))
-            default:
-                respond(.text(404, "not found\n"))
-            }
+            console.route,
+        ] + adminAPIs + [
+            .bearer("/metrics", operations: [AdminOperation("GET", "/metrics", .metrics)]) { request, _, _ in
+                guard request.method == "GET" else { return .text(404, "not found\n") }
+                return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")],
+                                    body: Array(metrics.renderPrometheus().utf8))
+            },
+        ], gate: AdminGate(store: credentials, metrics: metrics, logger: logger))
+        self.adminOperations = adminRouter.operations
+        self.adminServer = try HTTPServer(configuration: adminConfig) { request, respond in
+            adminRouter.dispatch(request, respond: respond)
         }
     }
 
-    static func handleHealth(_ request: HTTPRequest, readiness: ReadinessProbe, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// The health checks, on both listeners: `/healthz` (the process answers) and `/readyz`
+    /// (the database answers and the schema is current); any other method or path is 404.
+    static func health(_ request: HTTPRequest, readiness: ReadinessProbe) async -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/healthz"):
-            respond(.text(200, "ok\n"))
+            return .text(200, "ok\n")
         case ("GET", "/readyz"):
-            Task {
-                let status = await readiness.check()
-                respond(.text(status.ready ? 200 : 503, status.detail + "\n"))
-            }
+            let status = await readiness.check()
+            return .text(status.ready ? 200 : 503, status.detail + "\n")
         default:
-            respond(.text(404, "not found\n"))
+            return .text(404, "not found\n")
         }
     }
 

@@ -11,32 +11,27 @@ package struct OrderAdminAPI: AdminRoutes {
     let service: OrderService
 
     package let prefix = "/v1/orders"
-    package let operations: [AdminOperation] = [
-        AdminOperation("POST", "/v1/orders", .merchant),
-        AdminOperation("GET", "/v1/orders/{id}", .merchant),
-    ]
 
     package init(service: OrderService) {
         self.service = service
     }
 
-    package func respond(to request: HTTPRequest, route: [String], caller: AdminCaller) async throws -> HTTPResponse {
-        switch (request.method, route.count) {
-        case ("POST", 0):
-            if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
-                return OperationsError.invalid("Content-Type", "send the body as application/json").httpResponse
-            }
-            let registration = try OrderRegistration.parse(request.body)
-            let action = caller.action(request)
-            let (order, created) = try await service.register(registration, by: action)
-            return .admin(created ? 201 : 200, order.json)
-        case ("GET", 1):
-            let id = try AdminRequest.pathID(route[0], of: "order")
-            return .admin(200, try await service.order(id: id).json)
-        case (_, 0), (_, 1):
-            return .adminMethodNotAllowed(request.method)
-        default:
-            return .adminNoSuchRoute
-        }
+    package var endpoints: [AdminEndpoint] {
+        let service = service
+        return [
+            AdminEndpoint("POST", "/v1/orders", .merchant) { request, _, caller in
+                if let type = request.header("content-type"), !type.lowercased().hasPrefix("application/json") {
+                    return OperationsError.invalid("Content-Type", "send the body as application/json").httpResponse
+                }
+                let registration = try OrderRegistration.parse(request.body)
+                let action = caller.action(request)
+                let (order, created) = try await service.register(registration, by: action)
+                return .admin(created ? 201 : 200, order.json)
+            },
+            AdminEndpoint("GET", "/v1/orders/{id}", .merchant) { _, path, _ in
+                let id = try AdminRequest.pathID(path[0], of: "order")
+                return .admin(200, try await service.order(id: id).json)
+            },
+        ]
     }
 }
