@@ -86,7 +86,7 @@ let package = Package(
         // The on-call console: server-rendered pages over the features' own operations and reads.
         .target(name: "PayhookConsole",
                 dependencies: ["PayhookCore", "PayhookPostgres", "PayhookCrypto", "PayhookHTTP", "PayhookProviders", "PayhookQueue",
-                               "PayhookAdmin", "PayhookOperations", "PayhookIngress", "PayhookProcessing", "PayhookSubscriptions"],
+                               "PayhookAdmin", "PayhookOperations", "PayhookProcessing", "PayhookSubscriptions"],
                 swiftSettings: swiftSettings),
         // Composition root: configuration, `serve` with its roles, the CLI.
         .target(name: "PayhookApp",
