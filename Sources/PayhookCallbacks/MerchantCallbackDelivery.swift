@@ -1,6 +1,6 @@
 import Foundation
 package import PayhookCore
-package import PayhookHTTP
+import PayhookHTTP
 import PayhookLedger
 package import PayhookPostgres
 package import PayhookQueue

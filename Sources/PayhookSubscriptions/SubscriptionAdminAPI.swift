@@ -1,5 +1,5 @@
 import Foundation
-package import PayhookHTTP
+import PayhookHTTP
 package import PayhookAdmin
 package import PayhookPostgres
 import PayhookCore

@@ -1,4 +1,4 @@
-package import PayhookHTTP
+import PayhookHTTP
 package import PayhookAdmin
 package import PayhookPostgres
 package import PayhookProviders

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import PayhookCore
 package import PayhookPostgres
 package import PayhookProviders

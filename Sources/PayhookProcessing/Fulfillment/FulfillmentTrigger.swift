@@ -45,7 +45,9 @@ package struct FulfillmentTrigger: Sendable {
 
     /// After an order is registered (its payments may have arrived first).
     func afterRegistration(orderID: Int64, on connection: PostgresConnection) async throws {
-        try await queueFollowUps(orderIDs: [orderID], on: connection)
+        // The overpaid count feeds a processed batch's report (`AfterBatchReport`); a registration
+        // is not a batch. The callbacks it queues are the same either way.
+        _ = try await queueFollowUps(orderIDs: [orderID], on: connection)
     }
 
     private func queueFollowUps(orderIDs: [Int64], on connection: PostgresConnection) async throws -> Int {

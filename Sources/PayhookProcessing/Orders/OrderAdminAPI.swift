@@ -1,5 +1,5 @@
 import Foundation
-package import PayhookHTTP
+import PayhookHTTP
 package import PayhookAdmin
 
 /// The admin listener's `/v1/orders` routes: `POST /v1/orders` registers the merchant's

@@ -3,7 +3,7 @@ package import PayhookCore
 package import PayhookLedger
 package import PayhookPostgres
 package import PayhookProviders
-package import PayhookQueue
+import PayhookQueue
 import Synchronization
 
 /// How a processor runs; fixed at start.

@@ -1,4 +1,4 @@
-public import PayhookCore
+import PayhookCore
 
 /// The currencies the operator configured for Mercado Pago accounts whose orders carry no
 /// `currency`: `PAYHOOK_MERCADOPAGO_CURRENCY` for every account, and

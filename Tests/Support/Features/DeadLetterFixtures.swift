@@ -1,12 +1,12 @@
-package import Foundation
+import Foundation
 package import PayhookPostgres
 import Testing
 package import PayhookTestSupport
-@testable package import PayhookAdmin
-@testable package import PayhookOperations
-@testable package import PayhookIngress
-@testable package import PayhookProcessing
-@testable package import PayhookSubscriptions
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
+@testable import PayhookSubscriptions
 
 /// Dead letters as the processor and the job queue leave them, written directly so that each
 /// test states exactly what the operator finds.

@@ -1,19 +1,19 @@
-package import Foundation
+import Foundation
 package import PayhookCore
-package import PayhookCrypto
-package import PayhookHTTP
+import PayhookCrypto
+import PayhookHTTP
 package import PayhookPostgres
-package import PayhookProviders
+import PayhookProviders
 package import PayhookQueue
-package import Synchronization
+import Synchronization
 import Testing
 import PayhookTestSupport
-@testable package import PayhookAdmin
-@testable package import PayhookOperations
-@testable package import PayhookIngress
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
 @testable package import PayhookProcessing
-@testable package import PayhookSubscriptions
-@testable package import PayhookCallbacks
+@testable import PayhookSubscriptions
+@testable import PayhookCallbacks
 
 /// A merchant's callback endpoint: records every request and answers the scripted statuses
 /// (then 200).

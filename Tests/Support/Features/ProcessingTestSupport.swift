@@ -2,14 +2,14 @@ package import Foundation
 package import PayhookCore
 package import PayhookPostgres
 package import PayhookProviders
-package import Synchronization
+import Synchronization
 import Testing
 package import PayhookTestSupport
-@testable package import PayhookAdmin
-@testable package import PayhookOperations
-@testable package import PayhookIngress
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
 @testable package import PayhookProcessing
-@testable package import PayhookSubscriptions
+@testable import PayhookSubscriptions
 
 /// A clock tests move by hand, so retry backoff is checked without sleeping.
 package final class TestClock: Sendable {

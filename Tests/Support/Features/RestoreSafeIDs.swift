@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Idempotency keys and callback webhook-ids end in a random suffix made when their row is
 /// written (`RestoreSafeSuffix`). Tests that name an attempt or a fact compare without it.

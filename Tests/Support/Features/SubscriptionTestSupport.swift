@@ -1,16 +1,16 @@
 package import Foundation
 package import PayhookCore
 package import PayhookEmulator
-package import PayhookHTTP
+import PayhookHTTP
 package import PayhookPostgres
 package import PayhookProviders
 package import PayhookQueue
 import Testing
 package import PayhookTestSupport
-@testable package import PayhookAdmin
-@testable package import PayhookOperations
-@testable package import PayhookIngress
-@testable package import PayhookProcessing
+@testable import PayhookAdmin
+@testable import PayhookOperations
+@testable import PayhookIngress
+@testable import PayhookProcessing
 @testable package import PayhookSubscriptions
 
 /// A migrated schema, the provider emulator with the real clients pointed at it, a job queue,

@@ -1,7 +1,7 @@
 package import PayhookPostgres
 import Testing
 package import PayhookTestSupport
-@testable package import PayhookIngress
+@testable import PayhookIngress
 
 /// A stored `inbound_events` row, as the tests look at it.
 package struct InboundRow: Sendable {
