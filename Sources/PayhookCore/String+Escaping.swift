@@ -7,7 +7,7 @@ extension String {
     /// Inlinable, so each caller's table is specialized into the loop rather than called
     /// through a closure for every scalar.
     @inlinable
-    public mutating func append(_ text: String, escaping escape: (Unicode.Scalar) -> String?) {
+    package mutating func append(_ text: String, escaping escape: (Unicode.Scalar) -> String?) {
         for scalar in text.unicodeScalars {
             if let replacement = escape(scalar) {
                 self += replacement
