@@ -62,7 +62,7 @@ struct PaymentStatusPrecedenceTests {
     ])
     func permutations(name: String, sequence: [PaymentStatus], expected: PaymentStatus) {
         var finals: Set<PaymentStatus?> = []
-        for order in permutationsOf(sequence) {
+        for order in PayhookTestSupport.permutations(sequence) {
             var status: PaymentStatus?
             for event in order {
                 status = PaymentStatus.resolve(current: status, applying: .advance(event))
@@ -128,15 +128,4 @@ struct PaymentStatusPrecedenceTests {
     func refundStatus(refunded: Int64, amount: Int64?, expected: PaymentStatus?) {
         #expect(PaymentStatus.refundStatus(refundedMinorUnits: refunded, amountMinorUnits: amount) == expected)
     }
-}
-
-private func permutationsOf<T>(_ items: [T]) -> [[T]] {
-    guard items.count > 1 else { return [items] }
-    var result: [[T]] = []
-    for index in items.indices {
-        var rest = items
-        let head = rest.remove(at: index)
-        for tail in permutationsOf(rest) { result.append([head] + tail) }
-    }
-    return result
 }

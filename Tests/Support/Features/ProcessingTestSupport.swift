@@ -176,18 +176,6 @@ package struct ProcessingHarness: Sendable {
     }
 }
 
-/// Every ordering of `items` (n! of them; keep n ≤ 6).
-package func permutations<T>(_ items: [T]) -> [[T]] {
-    guard items.count > 1 else { return [items] }
-    var result: [[T]] = []
-    for index in items.indices {
-        var rest = items
-        let head = rest.remove(at: index)
-        for tail in permutations(rest) { result.append([head] + tail) }
-    }
-    return result
-}
-
 /// Provider bodies shaped like the real ones (see Tests/PayhookProvidersTests/Fixtures).
 package enum Bodies {
     /// A PXP transaction as the transactions API answers it, already parsed.
