@@ -39,7 +39,7 @@ struct HTML: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible
     static func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
-        escaped.append(text) { scalar in
+        escaped.append(text, escaping: { scalar in
             switch scalar {
             case "&": "&amp;"
             case "<": "&lt;"
@@ -48,7 +48,7 @@ struct HTML: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible
             case "'": "&#39;"
             default: nil
             }
-        }
+        })
         return escaped
     }
 

@@ -7,7 +7,7 @@ public enum JSONString {
         if !needsEscaping(text) { return "\"" + text + "\"" }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
-        out.append(text) { scalar in
+        out.append(text, escaping: { scalar in
             switch scalar {
             case "\"": "\\\""
             case "\\": "\\\\"
@@ -19,7 +19,7 @@ public enum JSONString {
                     + String(scalar.value, radix: 16)
             default: nil
             }
-        }
+        })
         return out + "\""
     }
 
